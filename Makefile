@@ -1,0 +1,39 @@
+# host_bridge build entry points. `make test` and `make run` work from a fresh clone:
+# they create .venv and install everything they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $@
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/host-bridge roots .
+
+lint: install
+	$(BIN)/ruff check host_bridge tests bench
+
+typecheck: install
+	$(BIN)/pyright
+
+unit: install
+	$(BIN)/pytest tests/unit
+
+test: install lint typecheck
+	$(BIN)/pytest
+
+bench: install
+	$(BIN)/python bench/detect.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

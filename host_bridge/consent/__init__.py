@@ -1,0 +1,1 @@
+"""Consent: the user's decisions per (server fingerprint, canonical folder), stored durably."""

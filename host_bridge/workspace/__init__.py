@@ -1,0 +1,1 @@
+"""Workspace detection: editor folders, git and project files → candidate roots."""

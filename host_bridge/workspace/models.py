@@ -1,0 +1,87 @@
+"""Wire and settings models of workspace detection."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from host_bridge.wire import WireModel
+
+CandidateKind = Literal["workspaceFolder", "git", "worktree", "submodule", "project"]
+"""Why a folder was proposed: an editor folder, a git toplevel, a linked worktree, a submodule, a project."""
+
+KIND_ORDER: tuple[CandidateKind, ...] = ("workspaceFolder", "git", "worktree", "submodule", "project")
+
+
+class Candidate(WireModel):
+    """A folder that could be shared with MCP servers, once the user consents (DESIGN.md ``Candidate``)."""
+
+
+    uri: str
+    """Canonical ``file://`` URI of the real directory (symlinks resolved); what is advertised as a root."""
+    name: str
+    """Display name: project metadata name, else the editor's folder name, else the directory name."""
+    kinds: tuple[CandidateKind, ...]
+    """Every reason the folder was proposed, in :data:`KIND_ORDER`."""
+    markers: tuple[str, ...] = ()
+    """Marker files found in the folder (``pyproject.toml``, ``.git``, ``go.work`` …), sorted."""
+    parent: str | None = None
+    """URI of the enclosing candidate (or of the main repository, for a linked worktree)."""
+    declared_uri: str | None = None
+    """The URI the folder was found under when it differs from ``uri`` (it went through a symlink)."""
+
+
+class WorkspaceFolder(WireModel):
+    """A folder the editor has open (LSP ``WorkspaceFolder``)."""
+
+
+    uri: str
+    """The editor's URI for it; non-file schemes are reported and skipped."""
+    name: str | None = None
+    """The editor's display name."""
+
+
+class DetectionSettings(WireModel):
+    """Bounds and switches of detection; every field has a default."""
+
+
+    max_depth: int = Field(default=8, ge=0, le=64)
+    """How many directory levels below a workspace folder are searched for projects."""
+    max_candidates: int = Field(default=500, ge=1, le=100_000)
+    """How many candidates one detection returns at most."""
+    max_entries: int = Field(default=400_000, ge=1)
+    """How many file-system entries one walk looks at, per workspace folder, at most."""
+    ignore: tuple[str, ...] = Field(
+        default=(
+            "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
+            ".ruff_cache", "target", "dist", ".git", ".hg", ".svn", ".idea", ".gradle", ".next", ".nuxt",
+            "bower_components", "Pods", ".dart_tool", "_build", "deps", ".stack-work", "dist-newstyle",
+            ".zig-cache", "zig-cache", "zig-out", ".build", ".terraform", ".cache",
+        ),
+    )
+    """Directory names never descended into (also inside git repositories, where they are rarely tracked)."""
+    git: bool = True
+    """Use git (through GitPython) for toplevels, worktrees, submodules and ignore rules."""
+
+
+class DetectionNotice(WireModel):
+    """Something the user should know about a detection: a skipped folder or a bound that was hit."""
+
+
+    kind: Literal["unsupportedFolder", "missingFolder", "boundHit", "gitError", "unreadable"]
+    """What happened."""
+    message: str
+    """One sentence for a person, naming the folder and what to do."""
+    uri: str | None = None
+    """The folder concerned, if any."""
+
+
+class Detection(WireModel):
+    """The result of one detection run."""
+
+
+    candidates: tuple[Candidate, ...]
+    """Deduplicated by canonical path, parents before children."""
+    notices: tuple[DetectionNotice, ...] = ()
+    """Skipped inputs and bounds hit, in the order they happened."""
