@@ -1,0 +1,325 @@
+"""The roots registry: candidates × consent × accessibility → the effective roots of each server.
+
+A server's effective roots are the candidates the user allowed for that server's fingerprint that still
+exist, are directories, are readable, and whose real path is still the one consented to (a retargeted
+symlink withdraws the root). :meth:`RootsRegistry.roots_for` answers at once from the last computation,
+re-checking consent at answer time so a revocation takes effect before any re-computation.
+
+Changes are computed in :meth:`RootsRegistry.run`: invalidations (new candidates, servers, consent
+changes, file-system events on the roots' parents, a periodic poll) are debounced into one re-computation,
+and subscribers hear about each server whose list actually changed, once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from enum import StrEnum
+from typing import Protocol
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from host_bridge.uris import UriError, parse_file_uri
+from host_bridge.wire import WireModel
+from host_bridge.workspace.models import Candidate
+from host_bridge.workspace.watch import DirectoryWatcher
+
+logger = logging.getLogger(__name__)
+
+
+class Root(WireModel):
+    """One entry of a ``roots/list`` answer."""
+
+    uri: str
+    """Canonical ``file://`` URI."""
+    name: str | None = None
+    """Display name shown to the server."""
+
+
+class Access(StrEnum):
+    """Result of checking a candidate folder on disk."""
+
+    OK = "ok"
+    MISSING = "missing"
+    NOT_DIRECTORY = "notDirectory"
+    UNREADABLE = "unreadable"
+    MOVED = "moved"
+    UNAVAILABLE = "unavailable"
+    INVALID = "invalid"
+
+
+_ACCESS_MESSAGES: dict[Access, str] = {
+    Access.MISSING: "no longer exists; it is no longer shared (its consent is kept)",
+    Access.NOT_DIRECTORY: "is no longer a folder; it is no longer shared",
+    Access.UNREADABLE: "is not readable (check its permissions); it is not shared until it is",
+    Access.MOVED: "now resolves to a different real folder (a symlink changed); it is not shared until you "
+    "consent to the new target",
+    Access.UNAVAILABLE: "did not answer in time (a network mount?); it is not shared until it answers",
+    Access.INVALID: "has a URI that cannot be shared",
+}
+
+
+class AccessNotice(WireModel):
+    """A candidate whose accessibility changed for the worse, or recovered."""
+
+    uri: str
+    """The candidate's canonical URI."""
+    access: Access
+    """Its state now."""
+    message: str
+    """One sentence for the user."""
+
+
+class ConsentLookup(Protocol):
+    """The part of consent the registry needs."""
+
+    def is_allowed(self, fingerprint: str, path: str) -> bool:
+        """Whether the user allows sharing the canonical ``path`` with the server of ``fingerprint``."""
+        ...
+
+
+RootsListener = Callable[[str, tuple[Root, ...]], None]
+"""Called with a server id and its new effective roots."""
+NoticeListener = Callable[[AccessNotice], None]
+"""Called when a candidate's accessibility changes."""
+
+
+def check_access(candidate: Candidate) -> Access:
+    """Check on disk that ``candidate`` may be advertised now (blocking; run it in a worker thread)."""
+    try:
+        expected = parse_file_uri(candidate.uri)
+        declared = parse_file_uri(candidate.declared_uri) if candidate.declared_uri else expected
+    except UriError:
+        return Access.INVALID
+    try:
+        real = os.path.realpath(declared, strict=True)
+        info = os.stat(real)
+    except FileNotFoundError:
+        return Access.MISSING
+    except PermissionError:
+        return Access.UNREADABLE
+    except OSError:
+        return Access.MISSING
+    if real != expected:
+        return Access.MOVED
+    if not stat.S_ISDIR(info.st_mode):
+        return Access.NOT_DIRECTORY
+    if not _readable(real, info):
+        return Access.UNREADABLE
+    return Access.OK
+
+
+def _readable(path: str, info: os.stat_result) -> bool:
+    if not os.access(path, os.R_OK | os.X_OK):
+        return False
+    # Root passes every access check; a folder whose bits grant nobody read and search was withdrawn on
+    # purpose (chmod 000), so honour that for root too.
+    return not (os.geteuid() == 0 and (info.st_mode & 0o444 == 0 or info.st_mode & 0o111 == 0))
+
+
+class RootsRegistry:
+    """Effective roots per server, kept current.
+
+    Thread-safe entry points: :meth:`invalidate`. Everything else runs on the event loop.
+    """
+
+    def __init__(
+        self,
+        consent: ConsentLookup,
+        *,
+        debounce: float = 0.05,
+        check_timeout: float = 2.0,
+        poll_interval: float | None = 30.0,
+        checker: Callable[[Candidate], Access] = check_access,
+    ) -> None:
+        """``checker`` is called in a worker thread per shared candidate and given ``check_timeout`` seconds."""
+        self._consent = consent
+        self._checker = checker
+        self._debounce = debounce
+        self._check_timeout = check_timeout
+        self._poll_interval = poll_interval
+        self._candidates: tuple[Candidate, ...] = ()
+        """Current candidates, deduplicated by canonical URI."""
+        self._servers: dict[str, str] = {}
+        """Server id → launch-config fingerprint."""
+        self._access: dict[str, Access] = {}
+        """Candidate URI → result of its last check (only candidates allowed for some server are checked)."""
+        self._roots: dict[str, tuple[Root, ...]] = {}
+        """Server id → effective roots as last computed (and announced)."""
+        self._roots_listeners: list[RootsListener] = []
+        self._notice_listeners: list[NoticeListener] = []
+        self._dirty = anyio.Event()
+        """Set when a re-computation is due."""
+        self._limiter = anyio.CapacityLimiter(8)
+        """Bounds worker threads a hung file system can hold."""
+        self._loop_thread: int | None = None
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._watcher = DirectoryWatcher(self._on_fs_change)
+
+    def subscribe(self, listener: RootsListener) -> Callable[[], None]:
+        """Hear about every server whose effective roots changed; returns an unsubscribe function."""
+        self._roots_listeners.append(listener)
+        return lambda: self._roots_listeners.remove(listener)
+
+    def subscribe_notices(self, listener: NoticeListener) -> Callable[[], None]:
+        """Hear about candidates becoming inaccessible (or accessible again)."""
+        self._notice_listeners.append(listener)
+        return lambda: self._notice_listeners.remove(listener)
+
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """The candidates as last set."""
+        return self._candidates
+
+    def access(self, uri: str) -> Access | None:
+        """The last check result of a candidate allowed for some server (``None`` if not checked)."""
+        return self._access.get(uri)
+
+    def set_candidates(self, candidates: Sequence[Candidate]) -> None:
+        """Replace the candidates (duplicates by URI are merged away: the first wins)."""
+        unique: dict[str, Candidate] = {}
+        for candidate in candidates:
+            unique.setdefault(candidate.uri, candidate)
+        self._candidates = tuple(unique.values())
+        self.invalidate()
+
+    def set_server(self, server_id: str, fingerprint: str) -> None:
+        """Add a server, or change its fingerprint (which changes what it is allowed)."""
+        if self._servers.get(server_id) != fingerprint:
+            self._servers[server_id] = fingerprint
+            self._roots.setdefault(server_id, ())
+            self.invalidate()
+
+    def remove_server(self, server_id: str) -> None:
+        """Forget a server; it gets no more change events."""
+        self._servers.pop(server_id, None)
+        self._roots.pop(server_id, None)
+
+    def roots_for(self, server_id: str) -> tuple[Root, ...]:
+        """The server's effective roots now, without waiting (``()`` for an unknown server).
+
+        Consent is checked again here, so a revoked folder is never answered even before the
+        re-computation that announces the change has run.
+        """
+        fingerprint = self._servers.get(server_id)
+        if fingerprint is None:
+            return ()
+        roots = self._roots.get(server_id, ())
+        return tuple(r for r in roots if self._allowed(fingerprint, r.uri))
+
+    def invalidate(self) -> None:
+        """Ask for a re-computation soon; safe to call from any thread."""
+        if self._token is None or threading.get_ident() == self._loop_thread:
+            self._dirty.set()
+        else:
+            anyio.from_thread.run_sync(self._dirty.set, token=self._token)
+
+    async def refresh(self) -> set[str]:
+        """Re-check every candidate and re-compute every server's roots now.
+
+        Returns the ids of servers whose list changed; their listeners have been called.
+        """
+        fingerprints = set(self._servers.values())
+        shared = [c for c in self._candidates if any(self._allowed(fp, c.uri) for fp in fingerprints)]
+        checks = await self._check_all(shared)
+        previous = self._access
+        self._access = checks
+        for uri, access in checks.items():
+            if previous.get(uri, Access.OK) != access:
+                self._notify_access(uri, access)
+        self._watcher.watch(self._watch_set(shared))
+        changed: set[str] = set()
+        for server_id, fingerprint in list(self._servers.items()):
+            roots = tuple(
+                Root(uri=c.uri, name=c.name)
+                for c in self._candidates
+                if checks.get(c.uri) is Access.OK and self._allowed(fingerprint, c.uri)
+            )
+            if self._roots.get(server_id) != roots:
+                self._roots[server_id] = roots
+                changed.add(server_id)
+                for listener in list(self._roots_listeners):
+                    listener(server_id, roots)
+        return changed
+
+    async def run(self) -> None:
+        """Keep the registry current until cancelled: debounced re-computation, watching and polling."""
+        self._loop_thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._watcher.run)
+            if self._poll_interval is not None:
+                tasks.start_soon(self._poll, self._poll_interval)
+            try:
+                while True:
+                    await self._dirty.wait()
+                    await anyio.sleep(self._debounce)
+                    self._dirty = anyio.Event()
+                    try:
+                        await self.refresh()
+                    except Exception:
+                        logger.exception("re-computing roots failed; keeping the previous lists")
+            finally:
+                self._token = None
+                tasks.cancel_scope.cancel()
+
+    async def _poll(self, interval: float) -> None:
+        while True:
+            await anyio.sleep(interval)
+            self._dirty.set()
+
+    def _on_fs_change(self, paths: set[str]) -> None:
+        logger.debug("file-system change under watched folders: %s", sorted(paths))
+        self._dirty.set()
+
+    def _allowed(self, fingerprint: str, uri: str) -> bool:
+        try:
+            return self._consent.is_allowed(fingerprint, parse_file_uri(uri))
+        except UriError:
+            return False
+
+    async def _check_all(self, candidates: Iterable[Candidate]) -> dict[str, Access]:
+        results: dict[str, Access] = {}
+
+        async def check(candidate: Candidate) -> None:
+            results[candidate.uri] = Access.UNAVAILABLE
+            with anyio.move_on_after(self._check_timeout):
+                results[candidate.uri] = await anyio.to_thread.run_sync(
+                    self._checker, candidate, abandon_on_cancel=True, limiter=self._limiter
+                )
+
+        async with anyio.create_task_group() as tasks:
+            for candidate in candidates:
+                tasks.start_soon(check, candidate)
+        return results
+
+    @staticmethod
+    def _watch_set(candidates: Iterable[Candidate]) -> set[str]:
+        paths: set[str] = set()
+        for candidate in candidates:
+            for uri in (candidate.uri, candidate.declared_uri):
+                if uri is None:
+                    continue
+                try:
+                    path = parse_file_uri(uri)
+                except UriError:
+                    continue
+                parent = os.path.dirname(path)
+                if parent and parent != path:
+                    paths.add(parent)
+        return paths
+
+    def _notify_access(self, uri: str, access: Access) -> None:
+        if access is Access.OK:
+            message = f"{uri} is accessible again and is shared as you allowed"
+        else:
+            message = f"{uri} {_ACCESS_MESSAGES[access]}"
+            logger.warning("%s", message)
+        notice = AccessNotice(uri=uri, access=access, message=message)
+        for listener in list(self._notice_listeners):
+            listener(notice)

@@ -1,0 +1,304 @@
+"""Consent decisions as host_bridge uses them, and server fingerprints (security matrix B7)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
+from host_bridge.consent.policy import ConsentPolicy, Decision
+from host_bridge.consent.store import ConsentStore, ConsentStoreError
+
+SPEC = LaunchSpec(
+    transport="stdio",
+    command="npx",
+    args=("-y", "@modelcontextprotocol/server-filesystem"),
+    env={"A": "1", "B": "2"},
+    cwd="/home/u",
+)
+SERVER = fingerprint(SPEC)
+OTHER = fingerprint(LaunchSpec(transport="http", url="https://mcp.example.com/"))
+PROJECT = "/home/u/proj"
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+def policy_over(storage: Path) -> ConsentPolicy:
+    store = ConsentStore(storage)
+    store.load()
+    return ConsentPolicy(store)
+
+
+@pytest.fixture
+def policy(storage: Path) -> ConsentPolicy:
+    return policy_over(storage)
+
+
+class Recorder:
+    """Collects what change callbacks receive."""
+
+    def __init__(self) -> None:
+        self.calls: list[frozenset[str]] = []
+
+    def __call__(self, servers: frozenset[str]) -> None:
+        self.calls.append(servers)
+
+
+def test_nothing_is_allowed_until_the_user_decides(policy: ConsentPolicy) -> None:
+    assert policy.decision(SERVER, PROJECT) is None
+    assert not policy.is_allowed(SERVER, PROJECT)
+    assert policy.decisions_for(SERVER) == {}
+
+
+@pytest.mark.parametrize(
+    ("decision", "allowed"), [(Decision.ALLOW, True), (Decision.ALLOW_SESSION, True), (Decision.DENY, False)]
+)
+def test_every_decision_kind_round_trips(policy: ConsentPolicy, decision: Decision, allowed: bool) -> None:
+    policy.set(SERVER, PROJECT, decision, server_id="files")
+
+    assert policy.decision(SERVER, PROJECT) is decision
+    assert policy.is_allowed(SERVER, PROJECT) is allowed
+    assert policy.decisions_for(SERVER) == {PROJECT: decision}
+    assert policy.decisions_for(OTHER) == {}
+
+
+def test_allow_session_has_wire_value_allow_session() -> None:
+    assert Decision.ALLOW_SESSION.value == "allowSession"
+
+
+def test_a_decision_given_as_its_wire_string_means_the_same(policy: ConsentPolicy) -> None:
+    policy.set(SERVER, PROJECT, "deny")  # pyright: ignore[reportArgumentType]
+
+    assert policy.decision(SERVER, PROJECT) is Decision.DENY
+    with pytest.raises(ValueError, match="forget"):
+        policy.set(SERVER, PROJECT, "forget")  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize("decision", [Decision.ALLOW, Decision.DENY])
+def test_allow_and_deny_are_persisted_for_the_next_session(storage: Path, decision: Decision) -> None:
+    policy_over(storage).set(SERVER, PROJECT, decision)
+
+    assert policy_over(storage).decision(SERVER, PROJECT) is decision
+
+
+def test_allow_session_is_never_written_to_disk(storage: Path, policy: ConsentPolicy) -> None:
+    policy.set(OTHER, "/home/u/x", Decision.ALLOW)
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+
+    assert PROJECT not in (storage / "consent.json").read_text()
+    assert policy_over(storage).decision(SERVER, PROJECT) is None
+
+
+def test_allow_replaces_a_session_decision(storage: Path, policy: ConsentPolicy) -> None:
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+    policy.set(SERVER, PROJECT, Decision.DENY)
+
+    assert policy.decision(SERVER, PROJECT) is Decision.DENY
+    assert policy_over(storage).decision(SERVER, PROJECT) is Decision.DENY
+
+
+def test_allow_session_removes_a_persisted_decision(storage: Path, policy: ConsentPolicy) -> None:
+    policy.set(SERVER, PROJECT, Decision.DENY)
+
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+
+    assert policy.decision(SERVER, PROJECT) is Decision.ALLOW_SESSION
+    assert policy_over(storage).decision(SERVER, PROJECT) is None
+
+
+@pytest.mark.parametrize("decision", list(Decision))
+def test_forget_removes_the_decision_everywhere(
+    storage: Path, policy: ConsentPolicy, decision: Decision
+) -> None:
+    policy.set(SERVER, PROJECT, decision)
+
+    policy.forget(SERVER, PROJECT)
+
+    assert policy.decision(SERVER, PROJECT) is None
+    assert policy_over(storage).decision(SERVER, PROJECT) is None
+
+
+def test_decisions_for_a_server_merge_persisted_and_session_ones(policy: ConsentPolicy) -> None:
+    policy.set(SERVER, "/a", Decision.ALLOW)
+    policy.set(SERVER, "/b", Decision.DENY)
+    policy.set(SERVER, "/c", Decision.ALLOW_SESSION)
+    policy.set(OTHER, "/d", Decision.ALLOW)
+
+    assert policy.decisions_for(SERVER) == {
+        "/a": Decision.ALLOW,
+        "/b": Decision.DENY,
+        "/c": Decision.ALLOW_SESSION,
+    }
+
+
+def test_a_trust_answer_is_persisted_and_can_be_forgotten(storage: Path, policy: ConsentPolicy) -> None:
+    assert policy.trusted(SERVER) is None
+
+    policy.set_trust(SERVER, False, server_id="workspace-server")
+    assert policy_over(storage).trusted(SERVER) is False
+
+    policy.set_trust(SERVER, None)
+    assert policy_over(storage).trusted(SERVER) is None
+
+
+def test_change_callbacks_receive_the_affected_servers(policy: ConsentPolicy) -> None:
+    seen = Recorder()
+    policy.on_change(seen)
+
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+    policy.set_trust(OTHER, True)
+    policy.forget(SERVER, PROJECT)
+
+    assert seen.calls == [frozenset({SERVER}), frozenset({OTHER}), frozenset({SERVER})]
+
+
+def test_changes_by_another_process_reach_callbacks_on_reload(storage: Path, policy: ConsentPolicy) -> None:
+    seen = Recorder()
+    policy.on_change(seen)
+
+    policy_over(storage).set(OTHER, PROJECT, Decision.ALLOW)
+
+    assert policy.reload()
+    assert policy.is_allowed(OTHER, PROJECT)
+    assert not policy.reload()
+    assert seen.calls == [frozenset({OTHER})]
+
+
+def test_an_unregistered_or_failing_callback_does_not_stop_the_others(policy: ConsentPolicy) -> None:
+    def broken(servers: frozenset[str]) -> None:
+        raise RuntimeError("boom")
+
+    removed, seen = Recorder(), Recorder()
+    policy.on_change(broken)
+    unregister = policy.on_change(removed)
+    policy.on_change(seen)
+    unregister()
+
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+
+    assert removed.calls == []
+    assert seen.calls == [frozenset({SERVER})]
+
+
+def blocked_policy(storage: Path) -> ConsentPolicy:
+    storage.mkdir(mode=0o700)
+    path = storage / "consent.json"
+    record = {
+        "server": SERVER,
+        "path": PROJECT,
+        "decision": "allow",
+        "serverId": "",
+        "updated": "2025-01-01T00:00Z",
+    }
+    path.write_text(json.dumps({"version": 7, "roots": [record]}))
+    path.chmod(0o600)
+    store = ConsentStore(storage)
+    with pytest.raises(ConsentStoreError):
+        store.load()
+    return ConsentPolicy(store)
+
+
+def test_a_blocked_store_shares_only_session_decisions(storage: Path) -> None:
+    policy = blocked_policy(storage)
+    assert not policy.is_allowed(SERVER, PROJECT)
+
+    policy.set(SERVER, "/home/u/other", Decision.ALLOW_SESSION)
+
+    assert policy.is_allowed(SERVER, "/home/u/other")
+
+
+@pytest.mark.parametrize("decision", [Decision.ALLOW, Decision.DENY])
+def test_a_blocked_store_refuses_to_save_with_its_message(storage: Path, decision: Decision) -> None:
+    policy = blocked_policy(storage)
+
+    with pytest.raises(ConsentStoreError, match="newer host_bridge"):
+        policy.set(SERVER, PROJECT, decision)
+    with pytest.raises(ConsentStoreError, match="newer host_bridge"):
+        policy.set_trust(SERVER, True)
+
+
+def test_deny_withdraws_a_session_allow_even_when_it_cannot_be_saved(storage: Path) -> None:
+    policy = blocked_policy(storage)
+    seen = Recorder()
+    policy.on_change(seen)
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+
+    with pytest.raises(ConsentStoreError):
+        policy.set(SERVER, PROJECT, Decision.DENY)
+
+    assert not policy.is_allowed(SERVER, PROJECT)
+    assert seen.calls == [frozenset({SERVER}), frozenset({SERVER})]
+
+
+def test_grants_from_many_threads_are_all_saved(storage: Path, policy: ConsentPolicy) -> None:
+    def grant(worker: int) -> None:
+        for i in range(20):
+            policy.set(SERVER, f"/w{worker}/p{i}", Decision.ALLOW)
+
+    threads = [threading.Thread(target=grant, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert len(policy_over(storage).decisions_for(SERVER)) == 80
+
+
+def test_the_fingerprint_is_a_sha256_digest() -> None:
+    assert SERVER.startswith("sha256:")
+    assert len(SERVER) == len("sha256:") + 64
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"command": "uvx"},
+        {"args": ("-y", "@modelcontextprotocol/server-filesystem", "/")},
+        {"args": ("@modelcontextprotocol/server-filesystem", "-y")},
+        {"env": {"A": "1", "B": "3"}},
+        {"env": {"A": "1", "B": "2", "NODE_OPTIONS": "--require=/tmp/x.js"}},
+        {"cwd": "/tmp"},
+        {"url": "https://evil.example.com/"},
+        {"headers": {"X-Tenant": "other"}},
+        {"transport": "http"},
+    ],
+)
+def test_any_change_of_the_launch_config_changes_the_fingerprint(changed: dict[str, object]) -> None:
+    assert fingerprint(SPEC.model_copy(update=changed)) != SERVER
+
+
+def test_the_fingerprint_ignores_env_order_and_header_name_case() -> None:
+    reordered = SPEC.model_copy(update={"env": {"B": "2", "A": "1"}})
+    assert fingerprint(reordered) == SERVER
+    http = LaunchSpec(transport="http", url="https://x/", headers={"Authorization": "t", "X-A": "1"})
+    same = LaunchSpec(transport="http", url="https://x/", headers={"x-a": "1", "authorization": "t"})
+    assert fingerprint(http) == fingerprint(same)
+
+
+def test_consent_given_before_a_config_change_does_not_carry_over(policy: ConsentPolicy) -> None:
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+
+    edited = fingerprint(SPEC.model_copy(update={"args": (*SPEC.args, "/")}))
+
+    assert not policy.is_allowed(edited, PROJECT)
+    assert policy.decision(edited, PROJECT) is None
+
+
+def test_a_launch_spec_reads_its_camel_case_wire_form() -> None:
+    spec = LaunchSpec.model_validate({"transport": "stdio", "command": "srv", "env": {"K": "v"}})
+
+    assert spec.to_wire() == {
+        "transport": "stdio",
+        "command": "srv",
+        "args": [],
+        "env": {"K": "v"},
+        "headers": {},
+    }
