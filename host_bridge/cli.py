@@ -1,0 +1,102 @@
+"""Command line: ``host-bridge roots [PATH…] [--json]`` (more subcommands join as they are built)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from host_bridge.uris import UriError, parse_file_uri, path_to_uri
+from host_bridge.workspace.detect import detect
+from host_bridge.workspace.models import Detection, DetectionSettings, WorkspaceFolder
+
+
+def _folder(arg: str) -> WorkspaceFolder:
+    if "://" in arg or arg.lower().startswith("file:"):
+        return WorkspaceFolder(uri=arg)
+    return WorkspaceFolder(uri=path_to_uri(os.path.abspath(arg)))
+
+
+def _roots(args: argparse.Namespace) -> int:
+    try:
+        folders = [_folder(p) for p in args.paths or ["."]]
+    except UriError as error:
+        print(f"host-bridge roots: {error}", file=sys.stderr)
+        return 2
+    settings = DetectionSettings(max_depth=args.max_depth, max_candidates=args.max_candidates)
+    result = detect(folders, settings)
+    if args.json:
+        payload = {
+            "candidates": [c.to_wire() for c in result.candidates],
+            "notices": [n.to_wire() for n in result.notices],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(format_table(result))
+    for notice in result.notices:
+        print(f"note: {notice.message}", file=sys.stderr)
+    return 0
+
+
+def format_table(result: Detection) -> str:
+    """A readable table of candidates: name, kinds, markers and path, nested ones indented."""
+    if not result.candidates:
+        return "no candidate folders found"
+    depth: dict[str, int] = {}
+    rows: list[tuple[str, str, str, str]] = []
+    for candidate in result.candidates:
+        level = depth.get(candidate.parent, -1) + 1 if candidate.parent else 0
+        depth[candidate.uri] = level
+        try:
+            where = parse_file_uri(candidate.uri)
+        except UriError:
+            where = candidate.uri
+        rows.append(("  " * level + candidate.name, ",".join(candidate.kinds), " ".join(candidate.markers), where))
+    header = ("NAME", "KINDS", "MARKERS", "PATH")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row))
+        for row in [header, *rows]
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``host-bridge``."""
+    parser = argparse.ArgumentParser(prog="host-bridge", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    roots = commands.add_parser("roots", help="list the folders that could be shared (candidate roots)")
+    roots.add_argument("paths", nargs="*", metavar="PATH", help="folders or file:// URIs (default: .)")
+    roots.add_argument("--json", action="store_true", help="print the Candidate JSON (docs/protocol.md)")
+    roots.add_argument("--max-depth", type=int, default=DetectionSettings().max_depth, help="levels searched")
+    roots.add_argument(
+        "--max-candidates", type=int, default=DetectionSettings().max_candidates, help="candidates at most"
+    )
+    roots.set_defaults(handler=_roots)
+    return parser
+
+
+_GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+"""Inherited from a git hook or alias, these would point every repository look-up at one repository."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``host-bridge`` console script."""
+    args = build_parser().parse_args(argv)
+    for name in _GIT_LOCATION_VARIABLES:
+        os.environ.pop(name, None)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

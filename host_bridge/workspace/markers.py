@@ -1,0 +1,538 @@
+"""Project marker files of many ecosystems: which file names mark a project, its name, its workspace members.
+
+Everything here is pure text parsing except :func:`read_text`, :func:`project_name` and
+:func:`workspace_members`, which read at most :data:`MAX_READ` bytes of a manifest. Bad, truncated or
+hostile files never raise: they yield ``None`` and the caller falls back to the directory name.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, cast
+
+MAX_READ = 256 * 1024
+"""Bytes of a manifest read at most; names and member lists sit near the top."""
+
+MARKER_FILES: Mapping[str, str] = {
+    "pyproject.toml": "Python",
+    "setup.cfg": "Python",
+    "setup.py": "Python",
+    "package.json": "Node",
+    "pnpm-workspace.yaml": "Node",
+    "deno.json": "Deno",
+    "deno.jsonc": "Deno",
+    "Cargo.toml": "Rust",
+    "go.mod": "Go",
+    "go.work": "Go",
+    "pom.xml": "Maven",
+    "settings.gradle": "Gradle",
+    "settings.gradle.kts": "Gradle",
+    "build.gradle": "Gradle",
+    "build.gradle.kts": "Gradle",
+    "Gemfile": "Ruby",
+    "composer.json": "PHP",
+    "mix.exs": "Elixir",
+    "pubspec.yaml": "Dart",
+    "Package.swift": "Swift",
+    "build.sbt": "Scala",
+    "stack.yaml": "Haskell",
+    "package.yaml": "Haskell",
+    "build.zig": "Zig",
+    "build.zig.zon": "Zig",
+    "CMakeLists.txt": "CMake",
+}
+"""Exact marker file names → ecosystem."""
+
+MARKER_SUFFIXES: Mapping[str, str] = {
+    ".csproj": ".NET",
+    ".fsproj": ".NET",
+    ".vbproj": ".NET",
+    ".sln": ".NET",
+    ".gemspec": "Ruby",
+    ".cabal": "Haskell",
+}
+"""Marker file name endings (``*.csproj`` …) → ecosystem."""
+
+SUFFIXES: tuple[str, ...] = tuple(MARKER_SUFFIXES)
+"""The keys of :data:`MARKER_SUFFIXES`, ready for :meth:`str.endswith`."""
+
+WORKSPACE_MANIFESTS = frozenset(
+    {"package.json", "pnpm-workspace.yaml", "Cargo.toml", "pyproject.toml", "go.work"}
+)
+"""Marker files that may declare monorepo members."""
+
+# Which manifest's name wins when a folder has several: the most specific metadata first.
+_NAME_PRIORITY = (
+    "pyproject.toml", "Cargo.toml", "package.json", "deno.json", "deno.jsonc", "go.mod", "pom.xml",
+    "settings.gradle.kts", "settings.gradle", "composer.json", "mix.exs", "pubspec.yaml", "Package.swift",
+    "build.sbt", ".cabal", "package.yaml", "build.zig.zon", ".gemspec", "setup.cfg", "setup.py",
+    ".csproj", ".fsproj", ".vbproj", ".sln", "CMakeLists.txt",
+)
+
+_MAX_NAME = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*(['"])([^'"\n]+)\1""")
+_GO_MODULE = re.compile(r"""^\s*module\s+("?)([^\s"]+)\1""", re.M)
+_GRADLE_ROOT = re.compile(r"""\brootProject\.name\s*=\s*(['"])([^'"\n]+)\1""")
+_GEMSPEC_NAME = re.compile(r"""\.name\s*=\s*(['"])([^'"\n]+)\1""")
+_MIX_APP = re.compile(r"""\bapp:\s*:"?([A-Za-z_][\w]*[?!]?)""")
+_YAML_NAME = re.compile(r"""^name\s*:\s*(['"]?)([^'"\s#]+)\1""", re.M)
+_CABAL_NAME = re.compile(r"""^name\s*:\s*(\S+)""", re.M | re.I)
+_SWIFT_PACKAGE = re.compile(r"""\bPackage\s*\(\s*name\s*:\s*"([^"\n]+)\"""")
+_SWIFT_ANY = re.compile(r"""\bname\s*:\s*"([^"\n]+)\"""")
+_SBT_NAME = re.compile(r"""\bname\s*:=\s*"([^"\n]+)\"""")
+_ZON_NAME = re.compile(r"""\.name\s*=\s*(?:"([^"\n]+)"|\.@"([^"\n]+)"|\.([A-Za-z_]\w*))""")
+_CMAKE_PROJECT = re.compile(r"""^[ \t]*project\s*\(\s*(?:"([^"\n]+)"|([^\s)"]+))""", re.M | re.I)
+_XML_COMMENT = re.compile(r"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>", re.S)
+_XML_TAG = re.compile(r"<(/?)(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)[^<>]*?(/?)>")
+_GO_COMMENT = re.compile(r"//[^\n]*")
+_YAML_ITEM = re.compile(r"^\s*-\s*(.*?)\s*$")
+_YAML_KEY = re.compile(r"^packages\s*:\s*(.*?)\s*$")
+
+
+def ecosystem_of(file_name: str) -> str | None:
+    """The ecosystem a marker file name belongs to, or ``None`` when it is not a marker."""
+    found = MARKER_FILES.get(file_name)
+    if found is not None:
+        return found
+    for suffix, ecosystem in MARKER_SUFFIXES.items():
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return ecosystem
+    return None
+
+
+def is_marker(file_name: str) -> bool:
+    """Whether a file with this name marks its directory as a project."""
+    return file_name in MARKER_FILES or (file_name.endswith(SUFFIXES) and not file_name.startswith("."))
+
+
+def read_text(path: str, limit: int = MAX_READ) -> str | None:
+    """The first ``limit`` bytes of a regular file as text, or ``None`` if it cannot be read.
+
+    Symlinks are not followed and FIFOs or devices are never opened for reading, so a hostile tree cannot
+    make detection read outside the folder or block.
+    """
+    flags = os.O_RDONLY
+    for optional in ("O_NOFOLLOW", "O_NONBLOCK", "O_BINARY"):
+        flags |= getattr(os, optional, 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def clean_name(value: object) -> str | None:
+    """``value`` as a display name, or ``None`` if it is unusable (empty, templated, control characters)."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip()
+    if not name or len(name) > _MAX_NAME or _CONTROL.search(name) or "${" in name or "$(" in name:
+        return None
+    return name
+
+
+def _lookup(data: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = cast(dict[str, Any], data).get(key)
+    return data
+
+
+def _toml(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _json(text: str, *, comments: bool = False) -> object:
+    try:
+        return json.loads(strip_json_comments(text) if comments else text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def strip_json_comments(text: str) -> str:
+    """JSONC → JSON: drop ``//`` and ``/* */`` comments and trailing commas, leaving strings intact."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    pending_comma = -1
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            pending_comma = -1
+            i = end + 1
+        elif text.startswith("//", i):
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+        elif text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+        elif c in "]}" and pending_comma >= 0:
+            out[pending_comma] = ""
+            pending_comma = -1
+            out.append(c)
+            i += 1
+        else:
+            if c == ",":
+                pending_comma = len(out)
+            elif not c.isspace():
+                pending_comma = -1
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _pom_artifact_id(text: str) -> str | None:
+    # Only <project>'s own <artifactId> (depth 2) counts; <parent>'s and dependencies' sit deeper.
+    text = _XML_COMMENT.sub("", text)
+    depth = 0
+    for match in _XML_TAG.finditer(text):
+        closing, local, self_closing = match.groups()
+        if closing:
+            depth -= 1
+        elif not self_closing:
+            depth += 1
+            if depth == 2 and local == "artifactId":
+                end = text.find("<", match.end())
+                return clean_name(text[match.end() : end if end >= 0 else None])
+    return None
+
+
+def _setup_cfg_name(text: str) -> str | None:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+        return clean_name(parser.get("metadata", "name", fallback=None))
+    except (configparser.Error, ValueError):
+        return None
+
+
+def _setup_py_name(text: str) -> str | None:
+    start = text.find("setup(")
+    match = _SETUP_PY_NAME.search(text, max(start, 0))
+    return clean_name(match.group(2)) if match else None
+
+
+def _group(pattern: re.Pattern[str], text: str, *groups: int) -> str | None:
+    match = pattern.search(text)
+    if match is None:
+        return None
+    return clean_name(next((match.group(g) for g in groups if match.group(g)), None))
+
+
+def _pyproject_name(text: str) -> str | None:
+    data = _toml(text)
+    return clean_name(_lookup(data, "project", "name")) or clean_name(_lookup(data, "tool", "poetry", "name"))
+
+
+def _swift_name(text: str) -> str | None:
+    return _group(_SWIFT_PACKAGE, text, 1) or _group(_SWIFT_ANY, text, 1)
+
+
+_PARSERS: Mapping[str, Callable[[str], str | None]] = {
+    "pyproject.toml": _pyproject_name,
+    "setup.cfg": _setup_cfg_name,
+    "setup.py": _setup_py_name,
+    "package.json": lambda text: clean_name(_lookup(_json(text), "name")),
+    "composer.json": lambda text: clean_name(_lookup(_json(text), "name")),
+    "deno.json": lambda text: clean_name(_lookup(_json(text, comments=True), "name")),
+    "deno.jsonc": lambda text: clean_name(_lookup(_json(text, comments=True), "name")),
+    "Cargo.toml": lambda text: clean_name(_lookup(_toml(text), "package", "name")),
+    "go.mod": lambda text: _group(_GO_MODULE, _GO_COMMENT.sub("", text), 2),
+    "pom.xml": _pom_artifact_id,
+    "settings.gradle": lambda text: _group(_GRADLE_ROOT, text, 2),
+    "settings.gradle.kts": lambda text: _group(_GRADLE_ROOT, text, 2),
+    "mix.exs": lambda text: _group(_MIX_APP, text, 1),
+    "pubspec.yaml": lambda text: _group(_YAML_NAME, text, 2),
+    "package.yaml": lambda text: _group(_YAML_NAME, text, 2),
+    "Package.swift": _swift_name,
+    "build.sbt": lambda text: _group(_SBT_NAME, text, 1),
+    "build.zig.zon": lambda text: _group(_ZON_NAME, text, 1, 2, 3),
+    "CMakeLists.txt": lambda text: _group(_CMAKE_PROJECT, text, 1, 2),
+    ".gemspec": lambda text: _group(_GEMSPEC_NAME, text, 2),
+    ".cabal": lambda text: _group(_CABAL_NAME, text, 1),
+}
+
+
+def _kind(file_name: str) -> str:
+    """The key of ``file_name`` in the parser and priority tables: itself, or its marker suffix."""
+    if file_name in MARKER_FILES:
+        return file_name
+    return next((s for s in SUFFIXES if file_name.endswith(s)), file_name)
+
+
+def _stem(file_name: str) -> str | None:
+    kind = _kind(file_name)
+    return clean_name(file_name[: -len(kind)]) if kind in MARKER_SUFFIXES else None
+
+
+def name_from_manifest(file_name: str, text: str | None) -> str | None:
+    """The project name a manifest declares, or ``None``.
+
+    ``file_name`` is the manifest's base name (it selects the parser); ``text`` its content, or ``None``
+    when it could not be read. ``*.csproj``-style files and ``*.sln`` are named by their stem; ``*.gemspec``
+    and ``*.cabal`` fall back to it when their content has no name.
+    """
+    parser = _PARSERS.get(_kind(file_name))
+    name = parser(text) if parser is not None and text is not None else None
+    return name or _stem(file_name)
+
+
+def _priority(file_name: str) -> int:
+    kind = _kind(file_name)
+    return _NAME_PRIORITY.index(kind) if kind in _NAME_PRIORITY else len(_NAME_PRIORITY)
+
+
+def project_name(
+    directory: str, markers: Iterable[str], read: Callable[[str], str | None] = read_text
+) -> str | None:
+    """The name declared by the most specific manifest among ``markers`` in ``directory``, or ``None``."""
+    for marker in sorted((m for m in markers if is_marker(m)), key=lambda m: (_priority(m), m)):
+        needs_text = _kind(marker) in _PARSERS
+        name = name_from_manifest(marker, read(os.path.join(directory, marker)) if needs_text else None)
+        if name:
+            return name
+    return None
+
+
+def translate_glob(pattern: str) -> str:
+    """A workspace member glob as a regular expression over ``/``-separated relative paths.
+
+    ``*`` and ``?`` stay within one path component, ``**`` spans any number, ``[…]`` is a character class.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (close := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1 : close]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            body = re.sub(r"([\\\[&~|^])", r"\\\1", body)
+            out.append("[" + ("^" if negate else "") + body + "]")
+            i = close + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _normalise_member(pattern: str) -> str | None:
+    pattern = pattern.strip().replace("\\", "/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    pattern = pattern.rstrip("/")
+    if not pattern or pattern == "." or pattern.startswith(("/", "../")) or pattern == "..":
+        return None
+    return pattern
+
+
+@dataclass(frozen=True)
+class MemberPatterns:
+    """Which directories below a workspace root are its members (globs relative to the root)."""
+
+    include: tuple[str, ...]
+    """Member globs (``packages/*``, ``crates/**``, literal paths)."""
+    exclude: tuple[str, ...] = ()
+    """Globs removed from the members (Cargo/uv ``exclude``, npm/pnpm ``!pattern``)."""
+
+    @classmethod
+    def of(cls, patterns: Iterable[str], exclude: Iterable[str] = ()) -> MemberPatterns:
+        """Normalised patterns: ``./`` and trailing ``/`` dropped, ``!x`` moved to the excludes."""
+        included: list[str] = []
+        excluded: list[str] = []
+        for raw in patterns:
+            target = excluded if raw.strip().startswith("!") else included
+            normal = _normalise_member(raw.strip().removeprefix("!"))
+            if normal is not None:
+                target.append(normal)
+        for raw in exclude:
+            normal = _normalise_member(raw)
+            if normal is not None:
+                excluded.append(normal)
+        return cls(tuple(included), tuple(excluded))
+
+    def __or__(self, other: MemberPatterns) -> MemberPatterns:
+        """Members of either (a folder with several workspace manifests)."""
+        return MemberPatterns(self.include + other.include, self.exclude + other.exclude)
+
+    def matches(self, relative: str) -> bool:
+        """Whether the ``/``-separated path relative to the root is a member."""
+        include, exclude = self._compiled
+        return include.fullmatch(relative) is not None and exclude.fullmatch(relative) is None
+
+    @cached_property
+    def _compiled(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        return _alternation(self.include), _alternation(self.exclude)
+
+
+def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    if not patterns:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{translate_glob(p)})" for p in patterns))
+
+
+def _strings(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in cast(list[Any], value) if isinstance(item, str)]
+
+
+def npm_members(text: str) -> MemberPatterns | None:
+    """``workspaces`` of a package.json: a list of globs or ``{"packages": [...]}``."""
+    workspaces = _lookup(_json(text), "workspaces")
+    patterns = _strings(workspaces) or _strings(_lookup(workspaces, "packages"))
+    return MemberPatterns.of(patterns) if patterns else None
+
+
+def _yaml_scalar(raw: str) -> str:
+    raw = raw.strip()
+    if raw[:1] in ("'", '"'):
+        close = raw.find(raw[0], 1)
+        return raw[1:close] if close > 0 else raw[1:]
+    return raw.split(" #", 1)[0].strip()
+
+
+def pnpm_members(text: str) -> MemberPatterns | None:
+    """The ``packages:`` list of a pnpm-workspace.yaml (block list or ``[a, b]`` flow list)."""
+    patterns: list[str] = []
+    in_list = False
+    for line in text.splitlines():
+        if not in_list:
+            key = _YAML_KEY.match(line)
+            if key is None:
+                continue
+            inline = key.group(1).split(" #", 1)[0].strip()
+            if inline.startswith("[") and inline.endswith("]"):
+                patterns.extend(_yaml_scalar(p) for p in inline[1:-1].split(",") if p.strip())
+                break
+            in_list = True
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        item = _YAML_ITEM.match(line)
+        if item is None:
+            break
+        patterns.append(_yaml_scalar(item.group(1)))
+    patterns = [p for p in patterns if p]
+    return MemberPatterns.of(patterns) if patterns else None
+
+
+def _toml_members(text: str, *keys: str) -> MemberPatterns | None:
+    table = _lookup(_toml(text), *keys)
+    members = _strings(_lookup(table, "members"))
+    return MemberPatterns.of(members, _strings(_lookup(table, "exclude"))) if members else None
+
+
+def cargo_members(text: str) -> MemberPatterns | None:
+    """``[workspace] members`` / ``exclude`` of a Cargo.toml."""
+    return _toml_members(text, "workspace")
+
+
+def uv_members(text: str) -> MemberPatterns | None:
+    """``[tool.uv.workspace] members`` / ``exclude`` of a pyproject.toml."""
+    return _toml_members(text, "tool", "uv", "workspace")
+
+
+def _go_path(token: str) -> str:
+    token = token.strip()
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "\"`":
+        token = token[1:-1]
+    return re.sub(r"([*?\[])", r"[\1]", token)
+
+
+def go_work_members(text: str) -> MemberPatterns | None:
+    """The ``use`` directives of a go.work (``use ./x`` and ``use ( … )`` blocks), as literal paths."""
+    paths: list[str] = []
+    in_block = False
+    for line in _GO_COMMENT.sub("", text).splitlines():
+        words = line.strip()
+        if in_block:
+            if words.startswith(")"):
+                in_block = False
+            elif words:
+                paths.append(_go_path(words))
+        elif words.startswith("use") and words[3:4] in (" ", "\t", "("):
+            rest = words[3:].strip()
+            if rest.startswith("("):
+                inner = rest[1:].strip()
+                if inner.endswith(")"):
+                    paths.extend(_go_path(p) for p in inner[:-1].split())
+                else:
+                    in_block = True
+                    if inner:
+                        paths.append(_go_path(inner))
+            elif rest:
+                paths.append(_go_path(rest))
+    return MemberPatterns.of(paths) if paths else None
+
+
+_MEMBER_PARSERS: Mapping[str, Callable[[str], MemberPatterns | None]] = {
+    "package.json": npm_members,
+    "pnpm-workspace.yaml": pnpm_members,
+    "Cargo.toml": cargo_members,
+    "pyproject.toml": uv_members,
+    "go.work": go_work_members,
+}
+
+
+def members_from_manifest(file_name: str, text: str) -> MemberPatterns | None:
+    """The member patterns a workspace manifest declares, or ``None`` (also for non-workspace files)."""
+    parser = _MEMBER_PARSERS.get(file_name)
+    return parser(text) if parser is not None else None
+
+
+def workspace_members(
+    directory: str, markers: Iterable[str], read: Callable[[str], str | None] = read_text
+) -> MemberPatterns | None:
+    """The union of the member patterns of every workspace manifest among ``markers``, or ``None``."""
+    found: MemberPatterns | None = None
+    for marker in sorted(set(markers) & WORKSPACE_MANIFESTS):
+        text = read(os.path.join(directory, marker))
+        patterns = members_from_manifest(marker, text) if text is not None else None
+        if patterns is not None:
+            found = patterns if found is None else found | patterns
+    return found

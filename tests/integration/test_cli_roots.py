@@ -1,0 +1,53 @@
+"""``host-bridge roots`` as a user runs it: a real process on real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from host_bridge.uris import canonical_path, path_to_uri
+
+
+def run_roots(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host_bridge", "roots", *args],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )
+
+
+def make_repo(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+
+
+def test_roots_json_lists_the_folder_and_both_repositories_with_their_metadata_names(tmp_path: Path) -> None:
+    make_repo(tmp_path / "frontend")
+    make_repo(tmp_path / "backend")
+    (tmp_path / "frontend" / "package.json").write_text(json.dumps({"name": "@acme/web"}))
+    (tmp_path / "backend" / "pyproject.toml").write_text('[project]\nname = "acme-api"\n')
+
+    result = run_roots("--json", str(tmp_path))
+
+    assert result.returncode == 0, result.stderr
+    candidates = {c["uri"]: c for c in json.loads(result.stdout)["candidates"]}
+    top = path_to_uri(canonical_path(tmp_path))
+    front = candidates[path_to_uri(canonical_path(tmp_path / "frontend"))]
+    back = candidates[path_to_uri(canonical_path(tmp_path / "backend"))]
+    assert candidates[top]["kinds"] == ["workspaceFolder"]
+    assert (front["name"], front["kinds"], front["parent"]) == ("@acme/web", ["git", "project"], top)
+    assert (back["name"], back["kinds"], back["parent"]) == ("acme-api", ["git", "project"], top)
+    assert set(candidates) == {top, front["uri"], back["uri"]}
+
+
+def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Cargo.toml").write_text('[package]\nname = "app-core"\n')
+
+    result = run_roots(str(tmp_path), "vscode-remote://ssh-remote+h/x")
+
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0].split() == ["NAME", "KINDS", "MARKERS", "PATH"]
+    assert "  app-core" in result.stdout and "Cargo.toml" in result.stdout
+    assert "vscode-remote" in result.stderr and "not supported" in result.stderr

@@ -1,0 +1,444 @@
+"""Candidate detection on real folders and real git repositories (matrix rows A10, A11)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from host_bridge.uris import parse_file_uri, path_to_uri
+from host_bridge.workspace.detect import detect, root_for_file
+from host_bridge.workspace.models import Candidate, Detection, DetectionSettings, WorkspaceFolder
+
+Git = Callable[..., str]
+Tree = Callable[[Path, Mapping[str, str]], Path]
+Repo = Callable[..., Path]
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and permissions differ on Windows")
+
+
+def folder(path: Path, name: str | None = None) -> WorkspaceFolder:
+    return WorkspaceFolder(uri=path_to_uri(str(path)), name=name)
+
+
+def uri(path: Path) -> str:
+    return path_to_uri(str(path))
+
+
+def by_path(detection: Detection) -> dict[Path, Candidate]:
+    return {Path(parse_file_uri(c.uri)): c for c in detection.candidates}
+
+
+def notices_of(detection: Detection, kind: str) -> list[str]:
+    return [n.message for n in detection.notices if n.kind == kind]
+
+
+def test_a_folder_holding_two_repositories_offers_both_under_their_metadata_names(
+    scratch: Path, repo: Repo
+) -> None:
+    root = scratch / "acme"
+    repo(root / "frontend", {"package.json": '{"name": "@acme/web"}', "src/index.js": ""})
+    repo(root / "backend", {"pyproject.toml": '[project]\nname = "acme-api"\n', "api/__init__.py": ""})
+
+    detection = detect([folder(root, "Acme")])
+
+    assert [c.name for c in detection.candidates] == ["Acme", "acme-api", "@acme/web"]
+    found = by_path(detection)
+    assert found[root].kinds == ("workspaceFolder",)
+    for path in (root / "frontend", root / "backend"):
+        assert found[path].kinds == ("git", "project")
+        assert found[path].parent == uri(root)
+        assert found[path].declared_uri is None
+    assert found[root / "frontend"].markers == (".git", "package.json")
+    assert found[root / "backend"].markers == (".git", "pyproject.toml")
+    assert detection.notices == ()
+
+
+def test_the_repository_around_a_folder_is_offered_even_above_it(scratch: Path, repo: Repo) -> None:
+    top = repo(scratch / "mono", {"go.work": "use ./svc\n", "svc/go.mod": "module example.com/svc\n"})
+
+    found = by_path(detect([folder(top / "svc")]))
+
+    assert found[top].kinds == ("git", "project")
+    assert found[top].markers == (".git", "go.work")
+    assert found[top / "svc"].kinds == ("workspaceFolder", "project")
+    assert found[top / "svc"].parent == uri(top)
+    assert found[top / "svc"].name == "example.com/svc"
+
+
+def test_candidates_come_parents_first_sorted_by_path(scratch: Path, tree: Tree) -> None:
+    tree(scratch, {f"{d}/package.json": "{}" for d in ("b", "a", "a/x", "a-b")})
+
+    detection = detect([folder(scratch)])
+
+    paths = [Path(parse_file_uri(c.uri)) for c in detection.candidates]
+    assert paths == [scratch, scratch / "a", scratch / "a" / "x", scratch / "a-b", scratch / "b"]
+    assert by_path(detection)[scratch / "a" / "x"].parent == uri(scratch / "a")
+
+
+def test_a_linked_worktree_is_offered_with_the_main_repository_as_its_parent(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    main = repo(scratch / "main", {"Cargo.toml": '[package]\nname = "crab"\n'})
+    git(main, "worktree", "add", "-q", str(scratch / "elsewhere" / "feature"), "-b", "feature")
+    git(main, "worktree", "add", "-q", str(scratch / "gone"), "-b", "gone")
+    shutil.rmtree(scratch / "gone")
+
+    found = by_path(detect([folder(main)]))
+
+    feature = found[scratch / "elsewhere" / "feature"]
+    assert feature.kinds == ("git", "worktree")
+    assert feature.parent == uri(main)
+    assert feature.markers == (".git",)
+    assert scratch / "gone" not in found
+    assert found[main].kinds == ("workspaceFolder", "git", "project")
+
+
+def test_opening_a_linked_worktree_offers_it_as_a_worktree_of_the_main_repository(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    main = repo(scratch / "main", {"package.json": '{"name": "app"}'})
+    git(main, "worktree", "add", "-q", str(scratch / "wt"), "-b", "wt")
+
+    found = by_path(detect([folder(scratch / "wt")]))
+
+    assert found[scratch / "wt"].kinds == ("workspaceFolder", "git", "worktree", "project")
+    assert found[scratch / "wt"].parent == uri(main)
+    assert found[scratch / "wt"].name == "app"
+
+
+def test_an_initialised_submodule_is_offered_and_a_deinitialised_one_is_not(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    repo(scratch / "lib", {"Cargo.toml": '[package]\nname = "libcrab"\n'})
+    repo(scratch / "other", {"package.json": '{"name": "other"}'})
+    main = repo(scratch / "main", {"README.md": "main"})
+    git(main, "submodule", "add", "-q", "../lib", "vendor/lib")
+    git(main, "submodule", "add", "-q", "../other", "vendor/other")
+    git(main, "commit", "-q", "-m", "submodules")
+    git(main, "submodule", "deinit", "-q", "-f", "vendor/other")
+
+    found = by_path(detect([folder(main)]))
+
+    lib = found[main / "vendor" / "lib"]
+    assert lib.kinds == ("git", "submodule", "project")
+    assert lib.name == "libcrab"
+    assert lib.parent == uri(main)
+    assert lib.markers == (".git", "Cargo.toml")
+    assert main / "vendor" / "other" not in found
+
+
+def test_a_nested_independent_repository_is_searched_with_its_own_ignore_rules(
+    scratch: Path, repo: Repo
+) -> None:
+    outer = repo(scratch / "outer", {"pyproject.toml": '[project]\nname = "outer"\n'})
+    repo(
+        outer / "tools" / "inner",
+        {".gitignore": "build/\n", "pkg/package.json": '{"name": "inner-pkg"}', "build/package.json": "{}"},
+        commit=False,
+    )
+
+    found = by_path(detect([folder(outer)]))
+
+    inner = outer / "tools" / "inner"
+    assert found[inner].kinds == ("git",)
+    assert found[inner].parent == uri(outer)
+    assert found[inner / "pkg"].name == "inner-pkg"
+    assert found[inner / "pkg"].parent == uri(inner)
+    assert inner / "build" not in found
+
+
+def test_gitignored_directories_and_untracked_node_modules_are_skipped(scratch: Path, repo: Repo) -> None:
+    top = repo(
+        scratch / "app",
+        {
+            ".gitignore": "generated/\n",
+            "apps/web/package.json": '{"name": "web"}',
+            "generated/package.json": "{}",
+        },
+    )
+    (top / "node_modules" / "left-pad").mkdir(parents=True)
+    (top / "node_modules" / "left-pad" / "package.json").write_text('{"name": "left-pad"}')
+
+    found = by_path(detect([folder(top)]))
+
+    assert set(found) == {top, top / "apps" / "web"}
+
+
+@posix_only
+@pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+def test_a_symlink_loop_and_a_symlink_to_outside_the_folder_are_not_followed(
+    scratch: Path, tree: Tree, repo: Repo, in_git: bool
+) -> None:
+    tree(scratch / "outside", {"package.json": '{"name": "outside"}'})
+    root = tree(scratch / "proj", {"app/package.json": '{"name": "app"}'})
+    (root / "loop").symlink_to(root)
+    (root / "app" / "up").symlink_to(root / "app", target_is_directory=True)
+    (root / "escape").symlink_to(scratch / "outside", target_is_directory=True)
+    if in_git:
+        repo(root)
+
+    found = by_path(detect([folder(root)]))
+
+    assert set(found) == {root, root / "app"}
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+def test_projects_deeper_than_the_depth_bound_are_left_out_with_a_notice(
+    scratch: Path, tree: Tree, repo: Repo, in_git: bool
+) -> None:
+    root = tree(scratch / "deep", {"a/package.json": "{}", "a/b/c/package.json": "{}"})
+    if in_git:
+        repo(root)
+
+    detection = detect([folder(root)], DetectionSettings(max_depth=2))
+
+    assert set(by_path(detection)) == {root, root / "a"}
+    [message] = notices_of(detection, "boundHit")
+    assert "maxDepth" in message
+    assert "2" in message
+    assert str(root) in message
+
+
+def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_notice(
+    scratch: Path, tree: Tree
+) -> None:
+    files = {f"group{g}/p{p}/package.json": "{}" for g in range(30) for p in range(100)}
+    root = tree(scratch / "many", files)
+
+    detection = detect([folder(root)])
+
+    assert len(detection.candidates) == DetectionSettings().max_candidates
+    [message] = notices_of(detection, "boundHit")
+    assert "maxCandidates" in message
+    assert "500" in message
+
+
+def test_the_candidate_bound_also_holds_inside_git(scratch: Path, repo: Repo) -> None:
+    root = repo(scratch / "many", {f"p{p:02}/package.json": "{}" for p in range(40)})
+
+    detection = detect([folder(root)], DetectionSettings(max_candidates=5))
+
+    assert len(detection.candidates) == 5
+    assert [c.name for c in detection.candidates][:2] == ["many", "p00"]
+    assert any("maxCandidates" in m for m in notices_of(detection, "boundHit"))
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+def test_the_entry_bound_stops_the_search_with_a_notice(
+    scratch: Path, tree: Tree, repo: Repo, in_git: bool
+) -> None:
+    root = tree(scratch / "wide", {f"f{i:03}.txt": "" for i in range(200)} | {"zz/package.json": "{}"})
+    if in_git:
+        repo(root)
+
+    detection = detect([folder(root)], DetectionSettings(max_entries=50))
+
+    assert root / "zz" not in by_path(detection)
+    [message] = notices_of(detection, "boundHit")
+    assert "maxEntries" in message
+    assert "50" in message
+
+
+@pytest.mark.parametrize("editor_uri", ["vscode-remote://ssh-remote+box/home/u/proj", "untitled:Untitled-1"])
+def test_a_non_file_folder_is_skipped_with_a_notice_naming_it(scratch: Path, editor_uri: str) -> None:
+    detection = detect([WorkspaceFolder(uri=editor_uri, name="Remote"), folder(scratch)])
+
+    assert set(by_path(detection)) == {scratch}
+    [notice] = detection.notices
+    assert notice.kind == "unsupportedFolder"
+    assert notice.uri == editor_uri
+    assert "Remote" in notice.message
+    assert "only local folders" in notice.message
+
+
+def test_a_missing_folder_is_skipped_with_a_notice(scratch: Path) -> None:
+    detection = detect([folder(scratch / "gone")])
+
+    assert detection.candidates == ()
+    [notice] = detection.notices
+    assert notice.kind == "missingFolder"
+    assert str(scratch / "gone") in notice.message
+
+
+def test_a_file_given_as_a_folder_is_skipped_with_a_notice(scratch: Path) -> None:
+    (scratch / "notes.txt").write_text("")
+
+    detection = detect([folder(scratch / "notes.txt")])
+
+    assert detection.candidates == ()
+    assert [n.kind for n in detection.notices] == ["unsupportedFolder"]
+
+
+@pytest.mark.parametrize(
+    ("files", "member_marker"),
+    [
+        ({"package.json": '{"name": "root", "workspaces": {"packages": ["libs/m*"]}}'}, "package.json"),
+        (
+            {"package.json": "{}", "pnpm-workspace.yaml": "packages:\n  - 'libs/*'\n  - '!libs/x'\n"},
+            "package.json",
+        ),
+        ({"Cargo.toml": '[workspace]\nmembers = ["libs/*"]\nexclude = ["libs/x"]\n'}, "Cargo.toml"),
+        ({"pyproject.toml": '[project]\nname = "root"\n[tool.uv.workspace]\nmembers = ["libs/*"]\n'
+          'exclude = ["libs/x"]\n'}, "pyproject.toml"),
+        ({"go.work": "go 1.22\n\nuse (\n\t./libs/m1\n)\n"}, "go.mod"),
+    ],
+    ids=["npm", "pnpm", "cargo", "uv", "go-work"],
+)
+def test_monorepo_members_get_the_workspace_root_as_parent(
+    scratch: Path, repo: Repo, files: dict[str, str], member_marker: str
+) -> None:
+    layout = {"libs/CMakeLists.txt": "project(libs)\n", f"libs/m1/{member_marker}": ""}
+    layout[f"libs/x/{member_marker}"] = ""
+    root = repo(scratch / "mono", files | layout)
+
+    found = by_path(detect([folder(root)]))
+
+    assert found[root / "libs" / "m1"].parent == uri(root)
+    assert found[root / "libs" / "m1"].kinds == ("project",)
+    assert found[root / "libs" / "x"].parent == uri(root / "libs")
+    assert set(found[root].markers) == {".git", *files}
+
+
+def test_an_invalid_manifest_falls_back_to_the_editor_name_then_the_directory_name(
+    scratch: Path, tree: Tree
+) -> None:
+    root = tree(scratch / "ws", {"package.json": '{"name": ', "sub/pyproject.toml": "[project\nname='x'"})
+
+    found = by_path(detect([folder(root, "My Workspace")]))
+
+    assert found[root].name == "My Workspace"
+    assert found[root / "sub"].name == "sub"
+    assert found[root / "sub"].markers == ("pyproject.toml",)
+
+
+@posix_only
+def test_two_folders_naming_one_directory_through_a_symlink_give_one_candidate(
+    scratch: Path, tree: Tree
+) -> None:
+    real = tree(scratch / "real", {"package.json": '{"name": "shared"}'})
+    link = scratch / "link"
+    link.symlink_to(real, target_is_directory=True)
+
+    detection = detect([folder(real, "Real"), folder(link, "Link")])
+
+    assert len(detection.candidates) == 1
+    [candidate] = detection.candidates
+    assert candidate.uri == uri(real)
+    assert candidate.declared_uri is None
+    assert candidate.name == "shared"
+
+
+@posix_only
+def test_a_folder_opened_through_a_symlink_keeps_the_declared_uri(scratch: Path, tree: Tree) -> None:
+    real = tree(scratch / "real", {"sub/Cargo.toml": '[package]\nname = "c"\n'})
+    link = scratch / "link"
+    link.symlink_to(real, target_is_directory=True)
+
+    detection = detect([folder(link)])
+
+    found = by_path(detection)
+    assert found[real].uri == uri(real)
+    assert found[real].declared_uri == uri(link)
+    assert found[real / "sub"].parent == uri(real)
+
+
+def test_a_broken_repository_gives_a_git_notice_and_is_walked_instead(scratch: Path, tree: Tree) -> None:
+    root = tree(scratch / "broken", {".git": "gitdir: /nonexistent/worktree\n", "app/package.json": "{}"})
+
+    detection = detect([folder(root)])
+
+    assert root / "app" in by_path(detection)
+    [message] = notices_of(detection, "gitError")
+    assert str(root) in message
+
+
+def test_with_git_disabled_a_dot_git_directory_still_marks_a_repository(scratch: Path, repo: Repo) -> None:
+    root = repo(scratch / "r", {"package.json": '{"name": "r"}'})
+
+    found = by_path(detect([folder(root)], DetectionSettings(git=False)))
+
+    assert found[root].kinds == ("workspaceFolder", "git", "project")
+    assert found[root].markers == (".git", "package.json")
+
+
+def test_a_folder_ignored_by_an_enclosing_repository_is_still_searched(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    home = repo(scratch / "home", {".gitignore": "*\n"})
+    tree(home / "code" / "proj", {"package.json": '{"name": "proj"}'})
+
+    found = by_path(detect([folder(home / "code")]))
+
+    assert found[home].kinds == ("git",)
+    assert found[home / "code" / "proj"].name == "proj"
+
+
+@posix_only
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every directory")
+def test_an_unreadable_directory_is_skipped_with_one_notice(scratch: Path, tree: Tree) -> None:
+    root = tree(scratch / "r", {f"{d}/package.json": "{}" for d in ("a/secret", "b/secret", "ok")})
+    (root / "a").chmod(0)
+    (root / "b").chmod(0)
+    try:
+        detection = detect([folder(root)])
+    finally:
+        (root / "a").chmod(0o755)
+        (root / "b").chmod(0o755)
+
+    assert root / "ok" in by_path(detection)
+    assert len(notices_of(detection, "unreadable")) == 1
+
+
+def test_the_result_is_wire_ready(scratch: Path, repo: Repo) -> None:
+    root = repo(scratch / "w", {"package.json": '{"name": "w"}'})
+
+    [wire] = [c.to_wire() for c in detect([folder(root)]).candidates]
+
+    assert wire == {"uri": uri(root), "name": "w", "kinds": ["workspaceFolder", "git", "project"],
+                    "markers": [".git", "package.json"]}
+
+
+def test_a_file_s_root_is_the_nearest_directory_with_a_marker(scratch: Path, tree: Tree) -> None:
+    home = tree(scratch / "home", {"proj/pyproject.toml": "", "proj/src/pkg/mod.py": ""})
+
+    assert root_for_file(str(home / "proj" / "src" / "pkg" / "mod.py"), home=str(home)) == str(home / "proj")
+
+
+def test_a_file_s_root_is_never_above_home(scratch: Path, tree: Tree) -> None:
+    tree(scratch, {"package.json": "{}", ".git/HEAD": ""})
+    home = tree(scratch / "home", {"notes/todo.txt": ""})
+
+    assert root_for_file(str(home / "notes" / "todo.txt"), home=str(home)) is None
+
+
+def test_a_file_outside_home_only_considers_its_own_directory(scratch: Path, tree: Tree) -> None:
+    tree(scratch / "srv", {"Cargo.toml": "", "src/main.rs": "", "bin/run.sh": "", "bin/go.mod": ""})
+    home = scratch / "home"
+    home.mkdir()
+
+    srv = scratch / "srv"
+    assert root_for_file(str(srv / "src" / "main.rs"), home=str(home)) is None
+    assert root_for_file(str(srv / "bin" / "run.sh"), home=str(home)) == str(srv / "bin")
+
+
+def test_a_missing_file_has_no_root(scratch: Path) -> None:
+    assert root_for_file(str(scratch / "nope.py"), home=str(scratch)) is None
+
+
+def test_a_missing_git_executable_gives_a_notice_and_the_folder_is_walked(
+    scratch: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(scratch / "r", {"app/package.json": '{"name": "app"}'})
+    monkeypatch.setenv("PATH", str(scratch / "no-binaries"))
+
+    detection = detect([folder(root)])
+
+    assert by_path(detection)[root / "app"].name == "app"
+    [message] = notices_of(detection, "gitError")
+    assert "git is not available" in message
+    assert str(root) in message
