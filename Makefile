@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+PEERS  := tests/peers/node_modules/.installed
 
 .PHONY: install run test lint typecheck unit bench clean
 
@@ -15,7 +16,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	touch $@
 
-install: $(STAMP)
+# Pinned reference MCP servers (server-filesystem, server-everything) that the integration tests run.
+$(PEERS): tests/peers/package.json tests/peers/package-lock.json
+	cd tests/peers && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP) $(PEERS)
 
 run: install
 	$(BIN)/host-bridge roots .
@@ -36,4 +42,4 @@ bench: install
 	$(BIN)/python bench/detect.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules
