@@ -1,4 +1,4 @@
-"""Command line: ``host-bridge roots [PATH…] [--json]`` (more subcommands join as they are built)."""
+"""Command line: ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from host_bridge.hub.audit import read_audit
+from host_bridge.storage import default_storage_dir
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect
 from host_bridge.workspace.models import Detection, DetectionSettings, WorkspaceFolder
@@ -64,6 +66,23 @@ def format_table(result: Detection) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _audit(args: argparse.Namespace) -> int:
+    storage = args.storage_dir or default_storage_dir()
+    entries = list(read_audit(storage))
+    if args.json:
+        for entry in entries:
+            print(json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False))
+        return 0
+    if not entries:
+        print(f"no roots/list answers recorded in {storage}")
+        return 0
+    for entry in entries:
+        shared = ", ".join(entry.roots) if entry.roots else "(nothing)"
+        when = entry.time.isoformat(timespec="seconds")
+        print(f"{when}  {entry.server}  {entry.protocol_version or '?'}  {shared}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``host-bridge``."""
     parser = argparse.ArgumentParser(prog="host-bridge", description=__doc__)
@@ -78,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-candidates", type=int, default=DetectionSettings().max_candidates, help="candidates at most"
     )
     roots.set_defaults(handler=_roots)
+
+    audit = commands.add_parser("audit", help="show which folders each MCP server was given, and when")
+    audit.add_argument("--storage-dir", help="where host_bridge keeps its files (default: the user data dir)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    audit.set_defaults(handler=_audit)
     return parser
 
 

@@ -132,7 +132,7 @@ class RootsRegistry:
         self,
         consent: ConsentLookup,
         *,
-        debounce: float = 0.05,
+        debounce: float = 0.01,
         check_timeout: float = 2.0,
         poll_interval: float | None = 30.0,
         checker: Callable[[Candidate], Access] = check_access,

@@ -82,7 +82,8 @@ class ConsentPolicy:
                 self.store.set_root(server, path, "allow", server_id=server_id)
                 self._session.discard(key)
             else:
-                if not self.store.blocked:
+                # Only touch the file when this process knows of a saved decision to replace.
+                if not self.store.blocked and self.store.root(server, path) is not None:
                     self.store.set_root(server, path, None)
                 self._session.add(key)
 

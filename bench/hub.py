@@ -1,0 +1,257 @@
+"""Benchmark the hub against the bare SDK doing the same work, in the same run (median of 5).
+
+(a) roots round trip: 20 connected stdio servers; one consent change per server; time until every server
+    was told ``roots/list_changed`` and fetched its new roots — through the hub (registry, consent, audit)
+    divided by the same notification round trip done directly with SDK sessions. Target ≤ 1.5.
+(b) listing: 3 servers × 10 000 resources through ``hub/resources.py`` (aggregated, paged) divided by
+    walking the same pages directly with the SDK. Target ≤ 1.3.
+
+Run: ``.venv/bin/python bench/hub.py [--servers 20] [--resources 10000] [--repeat 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Awaitable, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPDeprecationWarning
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from host_bridge.consent.policy import ConsentPolicy, Decision
+from host_bridge.consent.store import ConsentStore
+from host_bridge.hub.config import load_servers
+from host_bridge.hub.connection import ConnectionSettings, ServerStatus
+from host_bridge.hub.hub import Hub
+from host_bridge.roots import Root, RootsRegistry
+from host_bridge.uris import canonical_path, path_to_uri
+from host_bridge.workspace.models import Candidate
+
+SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"
+PIN = "2025-11-25"
+
+
+class Quiet:
+    """Hub events nobody listens to in a benchmark."""
+
+    def server_changed(self, status: ServerStatus) -> None: ...
+    def server_log(self, server_id: str, line: str) -> None: ...
+    def resources_changed(self, server_id: str) -> None: ...
+    def resource_updated(self, server_id: str, uri: str) -> None: ...
+    def notice(self, server_id: str | None, message: str) -> None: ...
+
+
+class AnswerClock:
+    """Stands in for the audit log: notes when each server's roots answer contained the wanted folder."""
+
+    def __init__(self) -> None:
+        self.wanted: str | None = None
+        self.done: set[str] = set()
+        self.all_done = anyio.Event()
+        self.expected = 0
+
+    def append(self, server: str, fingerprint: str, protocol_version: str | None, roots: Sequence[Root]) -> None:
+        if self.wanted is not None and any(r.uri == self.wanted for r in roots):
+            self.done.add(server)
+            if len(self.done) == self.expected:
+                self.all_done.set()
+
+
+def recorder_args(record_dir: Path, index: int) -> list[str]:
+    return [str(SERVERS / "roots_recorder.py"), "--pin", PIN, "--record", str(record_dir / f"{index}.jsonl")]
+
+
+async def hub_round_trips(count: int, repeat: int, work: Path) -> list[float]:
+    folders = [work / f"folder-{i}" for i in range(repeat)]
+    for folder in folders:
+        folder.mkdir()
+    entries = {f"s{i}": {"command": sys.executable, "args": recorder_args(work, i)} for i in range(count)}
+    servers = load_servers(entries, []).servers
+    store = ConsentStore(str(work / "storage"))
+    store.load()
+    policy = ConsentPolicy(store)
+    registry = RootsRegistry(policy, poll_interval=None)
+    policy.on_change(lambda _changed: registry.invalidate())
+    clock = AnswerClock()
+    hub = Hub(policy, registry, Quiet(), audit=clock, connection_settings=ConnectionSettings())  # type: ignore[arg-type]
+    registry.set_candidates(
+        [Candidate(uri=path_to_uri(canonical_path(f)), name=f.name, kinds=("workspaceFolder",)) for f in folders]
+    )
+    hub.configure(servers)
+    times: list[float] = []
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(hub.run)
+        with anyio.fail_after(60):
+            while not all(c.state.value == "running" for c in hub.connections):
+                await anyio.sleep(0.05)
+            await anyio.sleep(0.5)  # let every server fetch its initial roots
+        for folder in folders:
+            clock.wanted, clock.done, clock.all_done, clock.expected = (
+                path_to_uri(canonical_path(folder)),
+                set(),
+                anyio.Event(),
+                count,
+            )
+            start = time.perf_counter()
+            for server in servers:
+                policy.set(server.fingerprint, canonical_path(folder), Decision.ALLOW_SESSION, server_id=server.id)
+            with anyio.fail_after(60):
+                await clock.all_done.wait()
+            times.append(time.perf_counter() - start)
+        tasks.cancel_scope.cancel()
+    return times
+
+
+async def direct_round_trips(count: int, repeat: int, work: Path) -> list[float]:
+    roots: list[types.Root] = []
+    answered: set[int] = set()
+    all_done = anyio.Event()
+    wanted: list[str] = [""]
+
+    def callback(index: int):
+        async def list_roots(context: object) -> types.ListRootsResult:
+            if any(str(r.uri) == wanted[0] for r in roots):
+                answered.add(index)
+                if len(answered) == count:
+                    all_done.set()
+            return types.ListRootsResult(roots=list(roots))
+
+        return list_roots
+
+    times: list[float] = []
+    with open(work / "direct-stderr.log", "w") as errlog:
+        async with AsyncExitStack() as stack:
+            clients: list[Client] = []
+            for i in range(count):
+                params = StdioServerParameters(command=sys.executable, args=recorder_args(work, 1000 + i))
+                client = Client(stdio_client(params, errlog=errlog), mode="auto", list_roots_callback=callback(i))
+                clients.append(await stack.enter_async_context(client))
+            await anyio.sleep(0.5)
+            for n in range(repeat):
+                folder = work / f"direct-{n}"
+                folder.mkdir()
+                uri = path_to_uri(canonical_path(folder))
+                answered.clear()
+                all_done = anyio.Event()
+                wanted[0] = uri
+                start = time.perf_counter()
+                roots.append(types.Root(uri=uri, name=folder.name))  # pyright: ignore[reportArgumentType]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    sends = [c.session.send_roots_list_changed() for c in clients]  # pyright: ignore[reportDeprecated]
+                async with anyio.create_task_group() as tasks:
+                    for send in sends:
+                        tasks.start_soon(_await, send)
+                with anyio.fail_after(60):
+                    await all_done.wait()
+                times.append(time.perf_counter() - start)
+    return times
+
+
+async def _await(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+def resources_args(count: int) -> list[str]:
+    return [str(SERVERS / "resources_server.py"), "--count", str(count), "--page-size", "500", "--pin", PIN]
+
+
+async def hub_listing(servers: int, count: int, repeat: int, work: Path) -> list[float]:
+    entries = {f"r{i}": {"command": sys.executable, "args": resources_args(count)} for i in range(servers)}
+    store = ConsentStore(str(work / "storage-list"))
+    store.load()
+    policy = ConsentPolicy(store)
+    registry = RootsRegistry(policy, poll_interval=None)
+    hub = Hub(policy, registry, Quiet())
+    hub.configure(load_servers(entries, []).servers)
+    times: list[float] = []
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(hub.run)
+        with anyio.fail_after(60):
+            while not all(c.state.value == "running" for c in hub.connections):
+                await anyio.sleep(0.05)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            total, cursor = 0, None
+            while True:
+                page = await hub.broker.list_resources(cursor=cursor)
+                total += len(page.items)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            times.append(time.perf_counter() - start)
+            assert total == servers * count, total
+        tasks.cancel_scope.cancel()
+    return times
+
+
+async def direct_listing(servers: int, count: int, repeat: int, work: Path) -> list[float]:
+    times: list[float] = []
+    with open(work / "direct-list-stderr.log", "w") as errlog:
+        async with AsyncExitStack() as stack:
+            clients = [
+                await stack.enter_async_context(
+                    Client(
+                        stdio_client(
+                            StdioServerParameters(command=sys.executable, args=resources_args(count)), errlog=errlog
+                        ),
+                        mode="auto",
+                    )
+                )
+                for _ in range(servers)
+            ]
+            totals: list[int] = []
+
+            async def walk(client: Client) -> None:
+                total, cursor = 0, None
+                while True:
+                    page = await client.list_resources(cursor=cursor)
+                    total += len(page.resources)
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        break
+                totals.append(total)
+
+            for _ in range(repeat):
+                totals.clear()
+                start = time.perf_counter()
+                async with anyio.create_task_group() as tasks:
+                    for client in clients:
+                        tasks.start_soon(walk, client)
+                times.append(time.perf_counter() - start)
+                assert sum(totals) == servers * count
+    return times
+
+
+def report(label: str, ours: list[float], baseline: list[float], target: float) -> None:
+    a, b = statistics.median(ours), statistics.median(baseline)
+    verdict = "ok" if a / b <= target else "over target"
+    detail = f"median of {len(ours)}; hub {a * 1000:.1f} ms, sdk {b * 1000:.1f} ms; target ≤ {target}"
+    print(f"{label}: {a / b:.2f} ({detail}) {verdict}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="hb-bench-hub-") as tmp:
+        work = Path(tmp)
+        hub_times = await hub_round_trips(args.servers, args.repeat, work)
+        sdk_times = await direct_round_trips(args.servers, args.repeat, work)
+        report(f"roots list_changed round trip, {args.servers} servers", hub_times, sdk_times, 1.5)
+        hub_list = await hub_listing(3, args.resources, args.repeat, work)
+        sdk_list = await direct_listing(3, args.resources, args.repeat, work)
+        report(f"listing 3 × {args.resources} resources", hub_list, sdk_list, 1.3)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--servers", type=int, default=20)
+    parser.add_argument("--resources", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    anyio.run(main, parser.parse_args())

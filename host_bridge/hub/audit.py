@@ -1,0 +1,83 @@
+"""Append-only record of every ``roots/list`` answer: which server saw which folders, when."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+from host_bridge.roots import Root
+from host_bridge.wire import WireModel
+
+logger = logging.getLogger(__name__)
+
+AUDIT_FILE = "audit.jsonl"
+"""File name inside the storage directory."""
+
+
+class AuditEntry(WireModel):
+    """One answered ``roots/list``."""
+
+    time: datetime
+    """When it was answered (UTC)."""
+    server: str
+    """Server id."""
+    fingerprint: str
+    """Launch-config fingerprint the consent was checked against."""
+    protocol_version: str | None
+    """Negotiated protocol revision."""
+    roots: tuple[str, ...]
+    """URIs answered, in order."""
+
+
+class AuditLog:
+    """JSON lines in ``<storage>/audit.jsonl``, rotated to ``audit.jsonl.1`` past :attr:`max_bytes`."""
+
+    def __init__(self, storage_dir: str, *, max_bytes: int = 8 << 20) -> None:
+        self.path = os.path.join(storage_dir, AUDIT_FILE)
+        """The current log file."""
+        self.max_bytes = max_bytes
+        """Size at which the file is rotated (one old generation is kept)."""
+        self._lock = threading.Lock()
+        self._failed = False
+
+    def append(self, server: str, fingerprint: str, protocol_version: str | None, roots: Sequence[Root]) -> None:
+        """Record one answer; a failure to write is logged once and never blocks the answer."""
+        entry = AuditEntry(
+            time=datetime.now(UTC), server=server, fingerprint=fingerprint, protocol_version=protocol_version,
+            roots=tuple(r.uri for r in roots),
+        )
+        line = (json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n").encode()
+        with self._lock:
+            try:
+                os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+                if os.path.exists(self.path) and os.path.getsize(self.path) + len(line) > self.max_bytes:
+                    os.replace(self.path, self.path + ".1")
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                try:
+                    os.write(fd, line)
+                finally:
+                    os.close(fd)
+                self._failed = False
+            except OSError as error:
+                if not self._failed:
+                    logger.error("cannot write the roots audit log %s: %s", self.path, error)
+                self._failed = True
+
+
+def read_audit(storage_dir: str) -> Iterator[AuditEntry]:
+    """Entries of the rotated and current files, oldest first; unreadable lines are skipped."""
+    path = os.path.join(storage_dir, AUDIT_FILE)
+    for name in (path + ".1", path):
+        try:
+            with open(name, encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        yield AuditEntry.model_validate_json(line)
+                    except ValueError:
+                        logger.warning("skipped a damaged line in %s", name)
+        except FileNotFoundError:
+            continue

@@ -1,0 +1,598 @@
+"""One MCP server's connection, owned by one task for its whole life.
+
+:meth:`ServerConnection.run` starts the server (stdio child process or streamable HTTP) through the
+official ``mcp`` SDK, keeps it connected, restarts it with jittered exponential backoff when it crashes,
+and gives up after too many crashes in a window. Every SDK context is entered and exited in that one task,
+as the SDK's cancel scopes require. Other tasks talk to the server through :attr:`ServerConnection.client`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import random
+import signal
+import time
+import warnings
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+import mcp_types as types
+from mcp import Client, MCPDeprecationWarning, MCPError
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from host_bridge import __version__
+from host_bridge.hub.config import ServerConfig, ServerRef
+from host_bridge.hub.errors import ServerNotRunningError
+from host_bridge.roots import Root
+from host_bridge.wire import WireModel
+
+logger = logging.getLogger(__name__)
+
+SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+"""Every protocol revision the SDK (and so host_bridge) can speak."""
+_MAX_STDERR_LINE = 8192
+
+
+class ServerState(StrEnum):
+    """Where a server is in its life (DESIGN.md ``ServerStatus.state``)."""
+
+    AWAITING_TRUST = "awaitingTrust"
+    STARTING = "starting"
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class SharedRoot(WireModel):
+    """A folder shared with a server (``ServerStatus.sharedRoots``)."""
+
+    uri: str
+    """Canonical ``file://`` URI."""
+    name: str | None = None
+    """Name shown to the server."""
+
+
+class ResourceCapabilities(WireModel):
+    """What the server declared about resources."""
+
+    subscribe: bool = False
+    """It accepts ``resources/subscribe``."""
+    list_changed: bool = False
+    """It sends ``notifications/resources/list_changed``."""
+
+
+class ServerStatus(ServerRef):
+    """A server as the editor sees it (DESIGN.md ``ServerStatus``)."""
+
+    state: ServerState
+    """Where it is in its life."""
+    protocol_version: str | None = None
+    """The negotiated protocol revision, once connected."""
+    server_info: dict[str, Any] | None = None
+    """The server's ``serverInfo`` (name, version …)."""
+    resources: ResourceCapabilities | None = None
+    """Its resource capabilities; absent when it has none."""
+    shared_roots: tuple[SharedRoot, ...] = ()
+    """The folders it may see now."""
+    last_error: str | None = None
+    """Why it last failed, in words a person can act on."""
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Timeouts and restart policy; every field has a default."""
+
+    initialize_timeout: float = 30.0
+    """Seconds a server has to finish the handshake before it is killed and counted as a crash."""
+    request_timeout: float = 30.0
+    """Seconds any request may take; on expiry the SDK sends ``notifications/cancelled``."""
+    max_crashes: int = 5
+    """Crashes within :attr:`crash_window` after which the server is left stopped."""
+    crash_window: float = 180.0
+    """Seconds over which crashes are counted."""
+    backoff_initial: float = 0.5
+    """First restart delay in seconds; doubles per crash in the window, with jitter."""
+    backoff_max: float = 30.0
+    """Longest restart delay."""
+    malformed_budget: int = 20
+    """Malformed messages tolerated within a minute before the connection is restarted."""
+    log_lines: int = 500
+    """Stderr lines kept per server."""
+
+
+class ConnectionEvents(Protocol):
+    """What a connection reports to its owner (the hub)."""
+
+    def state_changed(self, connection: ServerConnection) -> None:
+        """The state, negotiated version or last error changed."""
+
+    def log_line(self, connection: ServerConnection, line: str) -> None:
+        """The server wrote a line to its stderr."""
+
+    def roots_answered(self, connection: ServerConnection, roots: Sequence[Root]) -> None:
+        """A ``roots/list`` was answered with ``roots``."""
+
+    def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
+        """The server sent a notification (resources updated, list changed …)."""
+
+    async def connected(self, connection: ServerConnection, client: Client) -> None:
+        """Runs in the connection's own task group for as long as it is connected (e.g. listen streams)."""
+
+
+class _PermanentFailure(Exception):
+    """Restarting would fail the same way (bad command, unsupported protocol revision)."""
+
+
+class _Crash(Exception):
+    """The connection ended without being asked to."""
+
+
+class ServerConnection:
+    """The life of one configured server."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        roots: Callable[[], Sequence[Root]],
+        events: ConnectionEvents,
+        settings: ConnectionSettings | None = None,
+    ) -> None:
+        self.config = config
+        """Launch configuration; replaced only by creating a new connection."""
+        self.settings = settings or ConnectionSettings()
+        self.state = ServerState.STOPPED
+        """Current state."""
+        self.last_error: str | None = None
+        """Why it last failed; kept after a successful restart so the user can see what happened."""
+        self.protocol_version: str | None = None
+        """Negotiated revision while connected."""
+        self.server_info: types.Implementation | None = None
+        """The server's self-description while connected."""
+        self.capabilities: types.ServerCapabilities | None = None
+        """The server's capabilities while connected."""
+        self.log: deque[str] = deque(maxlen=self.settings.log_lines)
+        """Last stderr lines of the server."""
+        self.starts = 0
+        """How many times a process was started or a connection opened."""
+        self._roots = roots
+        self._events = events
+        self._client: Client | None = None
+        self._wake = anyio.Event()
+        """Set to interrupt a wait: stop, restart or a lost transport."""
+        self._stop_requested = False
+        self._restart_requested = False
+        self._lost: str | None = None
+        """Why the transport was lost, set by the stderr pump or the malformed-message budget."""
+        self._crashes: deque[float] = deque()
+        self._malformed: deque[float] = deque()
+        self._fetched_since_notify = False
+        """The server asked for roots since the last ``list_changed`` (only then is another one sent)."""
+        self._answered: tuple[Root, ...] | None = None
+        """What the last ``roots/list`` answer contained."""
+
+    @property
+    def id(self) -> str:
+        """The server's id."""
+        return self.config.id
+
+    @property
+    def client(self) -> Client:
+        """The live SDK client; raises :class:`ServerNotRunningError` unless running."""
+        if self._client is None or self.state is not ServerState.RUNNING:
+            raise ServerNotRunningError(self.id, self.state.value, self.last_error)
+        return self._client
+
+    def status(self, shared: Sequence[Root]) -> ServerStatus:
+        """The editor-facing status, with ``shared`` as the folders it may see."""
+        resources = self.capabilities.resources if self.capabilities else None
+        return ServerStatus(
+            **self.config.ref().model_dump(),
+            state=self.state,
+            protocol_version=self.protocol_version,
+            server_info=self.server_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if self.server_info
+            else None,
+            resources=ResourceCapabilities(
+                subscribe=bool(resources.subscribe), list_changed=bool(resources.list_changed)
+            )
+            if resources
+            else None,
+            shared_roots=tuple(SharedRoot(uri=r.uri, name=r.name) for r in shared),
+            last_error=self.last_error,
+        )
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to disconnect and return."""
+        self._stop_requested = True
+        self._wake.set()
+
+    def restart(self) -> None:
+        """Reconnect now; also revives a server that was left stopped after failures."""
+        self._restart_requested = True
+        self._crashes.clear()
+        self._wake.set()
+
+    def report_error(self, error: MCPError) -> None:
+        """Reconnect when a request failed because the connection or its session is gone.
+
+        The SDK leaves a streamable HTTP session dead after the server forgot it (a 404 on the session id)
+        and a stdio session unusable after its process exited; a new connection (with a new ``initialize``)
+        is the only remedy. Other errors belong to the request alone.
+        """
+        message = error.message.lower()
+        if error.code == types.CONNECTION_CLOSED:
+            # Over HTTP one dropped response stream leaves the session usable; over stdio it is gone.
+            if self.config.transport == "stdio":
+                self._lose("the server closed the connection")
+        elif error.code in (types.INVALID_REQUEST, types.METHOD_NOT_FOUND) and (
+            "session" in message or message == "not found"
+        ):
+            self._lose(f"the server lost the session ({error.message}); reconnecting")
+
+    async def roots_changed(self, roots: Sequence[Root]) -> None:
+        """Tell the server its roots changed (or restart it when they shrank to nothing).
+
+        Servers that keep their last list when told the new one is empty would go on seeing folders the user
+        revoked, so a shrink to empty restarts the server instead.
+        """
+        if self.state is not ServerState.RUNNING or self._client is None:
+            return
+        if not roots and self._answered:
+            logger.info("[%s] every shared folder was withdrawn; restarting it so it forgets them", self.id)
+            self.restart()
+            return
+        if self._fetched_since_notify and self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            self._fetched_since_notify = False
+            with warnings.catch_warnings():
+                # Roots are deprecated in 2026-07-28 but remain the way to share folders; the warning fires
+                # when the coroutine is created, so only that call is covered.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                sending = self._client.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+            try:
+                await sending
+            except Exception as error:
+                logger.warning("[%s] could not send roots/list_changed: %s", self.id, error)
+
+    async def run(self) -> None:
+        """Connect, stay connected, restart on crashes; returns after :meth:`stop`."""
+        while not self._stop_requested:
+            self._restart_requested = False
+            self._set_state(ServerState.STARTING if not self._crashes else ServerState.RESTARTING)
+            try:
+                await self._connect_once()
+            except _PermanentFailure as failure:
+                self._fail(str(failure))
+                await self._wait_for_request()
+                continue
+            except _Crash as crash:
+                if self._stop_requested:
+                    break
+                if self._restart_requested:
+                    continue
+                if self._record_crash(str(crash)):
+                    await self._wait_for_request()
+                    continue
+                self._set_state(ServerState.RESTARTING)
+                await self._backoff()
+        self._set_state(ServerState.STOPPED)
+
+    async def _connect_once(self) -> None:
+        self._wake = anyio.Event()
+        self._lost = None
+        self._answered = None
+        self._fetched_since_notify = False
+        self.starts += 1
+        try:
+            async with anyio.create_task_group() as tasks:
+                transport = self._transport(tasks)
+                await self._session(transport)
+                tasks.cancel_scope.cancel()
+        except Exception as error:
+            raise self._classify(_root_cause(error)) from None
+        finally:
+            self._client = None
+            self.protocol_version = None
+            self.capabilities = None
+
+    async def _session(self, transport: AbstractAsyncContextManager[Any]) -> None:
+        client = Client(
+            transport,
+            mode="auto",
+            read_timeout_seconds=self.settings.request_timeout,
+            list_roots_callback=self._list_roots,
+            message_handler=self._on_message,
+            client_info=types.Implementation(name="host-bridge", version=__version__),
+        )
+        with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
+            async with client:
+                handshake.deadline = math.inf
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.server_info = client.server_info
+                self.capabilities = client.server_capabilities
+                self._set_state(ServerState.RUNNING)
+                async with anyio.create_task_group() as helpers:
+                    helpers.start_soon(self._serve_connected, client)
+                    await self._wait_for_wake()
+                    self._client = None
+                    helpers.cancel_scope.cancel()
+        if handshake.cancelled_caught:
+            raise _Crash(f"did not finish the MCP handshake within {self.settings.initialize_timeout:g} s")
+        if self._lost is not None and not (self._stop_requested or self._restart_requested):
+            raise _Crash(self._lost)
+
+    async def _serve_connected(self, client: Client) -> None:
+        try:
+            await self._events.connected(self, client)
+        except Exception:
+            logger.exception("[%s] connection helper failed", self.id)
+
+    def _transport(self, tasks: anyio.abc.TaskGroup) -> AbstractAsyncContextManager[Any]:
+        config = self.config
+        if config.transport == "http":
+            assert config.url is not None
+            return _http_transport(config.url, config.headers, self.settings.request_timeout)
+        assert config.command is not None
+        read_fd, write_fd = os.pipe()
+        tasks.start_soon(self._pump_stderr, read_fd)
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=dict(config.env) or None,
+            cwd=config.cwd,
+            encoding_error_handler="replace",
+        )
+        return _ClosingWriteEnd(stdio_client(params, errlog=write_fd), write_fd)  # pyright: ignore[reportArgumentType]
+
+    async def _pump_stderr(self, fd: int) -> None:
+        token = anyio.lowlevel.current_token()
+
+        def deliver(line: bytes) -> None:
+            anyio.from_thread.run_sync(self._stderr_line, line, token=token)
+
+        await anyio.to_thread.run_sync(
+            _read_lines, fd, deliver, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
+        )
+        if not (self._stop_requested or self._restart_requested):
+            self._lose("the server process exited")
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        self.log.append(text)
+        self._events.log_line(self, text)
+
+    async def _list_roots(self, context: Any) -> types.ListRootsResult:
+        roots = tuple(self._roots())
+        self._fetched_since_notify = True
+        self._answered = roots
+        self._events.roots_answered(self, roots)
+        return types.ListRootsResult(roots=[types.Root(uri=r.uri, name=r.name) for r in roots])  # pyright: ignore[reportArgumentType]
+
+    async def _on_message(self, message: types.ServerNotification | Exception) -> None:
+        if isinstance(message, Exception):
+            now = time.monotonic()
+            self._malformed.append(now)
+            while self._malformed and now - self._malformed[0] > 60.0:
+                self._malformed.popleft()
+            logger.warning("[%s] ignored a malformed message: %s", self.id, message)
+            if len(self._malformed) > self.settings.malformed_budget:
+                self._malformed.clear()
+                self._lose(f"sent more than {self.settings.malformed_budget} malformed messages in a minute")
+            return
+        self._events.notification(self, message)
+
+    def _lose(self, reason: str) -> None:
+        if self._lost is None:
+            self._lost = reason
+        self._wake.set()
+
+    def _classify(self, error: BaseException) -> Exception:
+        if isinstance(error, _PermanentFailure | _Crash):
+            return error
+        text = str(error)
+        if isinstance(error, RuntimeError) and "Unsupported protocol version" in text:
+            theirs = text.rsplit(":", 1)[-1].strip()
+            return _PermanentFailure(
+                f"the server speaks MCP protocol revision {theirs}, which host_bridge does not support "
+                f"(it supports {', '.join(SUPPORTED_VERSIONS)}); update the server or host_bridge"
+            )
+        if isinstance(error, MCPError) and error.code == types.UNSUPPORTED_PROTOCOL_VERSION:
+            return _PermanentFailure(
+                f"the server supports none of host_bridge's MCP protocol revisions ({', '.join(SUPPORTED_VERSIONS)}): "
+                f"{error.message}; update the server or host_bridge"
+            )
+        if isinstance(error, FileNotFoundError | PermissionError) and self.config.transport == "stdio":
+            return _PermanentFailure(
+                f"cannot start {self.config.command!r}: {error.strerror or error}; check the command in "
+                f"{self.config.source}"
+            )
+        if isinstance(error, MCPError) and error.code == types.CONNECTION_CLOSED:
+            return _Crash(self._lost or "the server closed the connection")
+        return _Crash(self._lost or f"{type(error).__name__}: {text}")
+
+    def _record_crash(self, reason: str) -> bool:
+        """Count a crash; returns whether the server is now left stopped."""
+        now = time.monotonic()
+        self._crashes.append(now)
+        while self._crashes and now - self._crashes[0] > self.settings.crash_window:
+            self._crashes.popleft()
+        self.last_error = reason
+        logger.warning("[%s] %s", self.id, reason)
+        if len(self._crashes) >= self.settings.max_crashes:
+            minutes = self.settings.crash_window / 60
+            self._fail(
+                f"crashed {len(self._crashes)} times in {minutes:g} minutes (last: {reason}); "
+                "fix the server, then restart it"
+            )
+            return True
+        return False
+
+    def _fail(self, reason: str) -> None:
+        self.last_error = reason
+        logger.error("[%s] %s", self.id, reason)
+        self._set_state(ServerState.FAILED)
+
+    async def _backoff(self) -> None:
+        attempt = max(len(self._crashes), 1)
+        delay = min(self.settings.backoff_max, self.settings.backoff_initial * 2 ** (attempt - 1))
+        delay *= random.uniform(0.5, 1.0)
+        with anyio.move_on_after(delay):
+            await self._wait_for_request()
+
+    async def _wait_for_request(self) -> None:
+        """Wait for :meth:`stop` or :meth:`restart` (not for a lost transport: there is none now)."""
+        while not (self._stop_requested or self._restart_requested):
+            self._wake = anyio.Event()
+            await self._wake.wait()
+
+    async def _wait_for_wake(self) -> None:
+        await self._wake.wait()
+        self._wake = anyio.Event()
+
+    def _set_state(self, state: ServerState) -> None:
+        if state is not self.state or state is ServerState.FAILED:
+            self.state = state
+            self._events.state_changed(self)
+
+
+class _ClosingWriteEnd:
+    """Wraps ``stdio_client``: closes the parent's copy of the stderr pipe's write end once the child has it
+    (so the reader sees end-of-file exactly when the server is gone), and on exit terminates whatever is left
+    of the server's process group. The SDK signals the group only when the server outlives its stdin, so a
+    server that exits at once would otherwise leave its children behind."""
+
+    def __init__(self, inner: AbstractAsyncContextManager[Any], write_fd: int) -> None:
+        self._inner = inner
+        self._write_fd: int | None = write_fd
+        self._group: int | None = None
+
+    async def __aenter__(self) -> Any:
+        try:
+            streams = await self._inner.__aenter__()
+            if self._write_fd is not None:
+                self._group = _child_holding(self._write_fd)
+            return streams
+        finally:
+            self._close()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        self._close()
+        try:
+            return await self._inner.__aexit__(*exc)
+        finally:
+            if self._group is not None:
+                with anyio.CancelScope(shield=True):
+                    await _end_group(self._group)
+
+    def _close(self) -> None:
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str], timeout: float) -> AsyncGenerator[Any]:
+    """Streamable HTTP with our headers and timeouts; the SDK does not close a client it was given."""
+    import httpx2
+
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout, read=300.0)) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The most telling exception inside (possibly nested) exception groups."""
+    leaves: list[BaseException] = []
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        else:
+            leaves.append(current)
+    for preferred in (_PermanentFailure, _Crash, RuntimeError, MCPError, OSError):
+        for leaf in leaves:
+            if isinstance(leaf, preferred):
+                return leaf
+    return leaves[0] if leaves else error
+
+
+def _read_lines(fd: int, deliver: Callable[[bytes], None]) -> None:
+    """Read ``fd`` to end-of-file in this worker thread, handing over each line (capped); then close it.
+
+    The reading thread owns the descriptor: closing it from the event loop while a read is blocked would
+    hang, and after the loop stopped listening the remaining output is simply drained.
+    """
+    pending = b""
+    try:
+        while chunk := os.read(fd, 65536):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > _MAX_STDERR_LINE:
+                lines.append(pending[:_MAX_STDERR_LINE])
+                pending = b""
+            for line in lines:
+                with contextlib.suppress(RuntimeError):
+                    deliver(line[:_MAX_STDERR_LINE])
+        if pending:
+            with contextlib.suppress(RuntimeError):
+                deliver(pending)
+    finally:
+        os.close(fd)
+
+
+def _child_holding(write_fd: int) -> int | None:
+    """The pid of our child process whose stderr is the pipe behind ``write_fd`` (Linux ``/proc``)."""
+    target = f"pipe:[{os.fstat(write_fd).st_ino}]"
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as handle:
+                children = handle.read().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/2") == target:
+                    return int(pid)
+            except OSError:
+                continue
+    return None
+
+
+async def _end_group(group: int, grace: float = 2.0) -> None:
+    """SIGTERM what is left of a process group, then SIGKILL it after ``grace`` seconds."""
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    with anyio.move_on_after(grace):
+        while True:
+            try:
+                os.killpg(group, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            await anyio.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)

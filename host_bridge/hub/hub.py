@@ -1,0 +1,273 @@
+"""The hub: configured servers → one :class:`ServerConnection` each, roots served from the registry,
+resources brokered for the editor.
+
+The hub is the single owner of the connections' task group. It wires the pieces: the roots registry's
+change events become ``roots/list_changed`` for exactly the server concerned; every ``roots/list``
+answer is audited; resource notifications go to the broker; trust gates workspace-defined servers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client, MCPError
+
+from host_bridge.consent.policy import ConsentPolicy
+from host_bridge.hub.audit import AuditLog
+from host_bridge.hub.config import ServerConfig
+from host_bridge.hub.connection import ConnectionSettings, ServerConnection, ServerState, ServerStatus
+from host_bridge.hub.errors import UnknownServerError
+from host_bridge.hub.resources import ResourceBroker, ResourceSettings
+from host_bridge.roots import Root, RootsRegistry
+
+logger = logging.getLogger(__name__)
+
+
+class HubEvents(Protocol):
+    """What the hub reports to its host (the LSP layer or the terminal host)."""
+
+    def server_changed(self, status: ServerStatus) -> None:
+        """A server's state, version, shared folders or error changed."""
+
+    def server_log(self, server_id: str, line: str) -> None:
+        """A server wrote a line to stderr."""
+
+    def resources_changed(self, server_id: str) -> None:
+        """A server's resource list changed (coalesced)."""
+
+    def resource_updated(self, server_id: str, uri: str) -> None:
+        """A subscribed resource changed (coalesced)."""
+
+    def notice(self, server_id: str | None, message: str) -> None:
+        """Something the user should know (a server was unsubscribed for flooding …)."""
+
+
+class Hub:
+    """Every configured MCP server, connected and kept current."""
+
+    def __init__(
+        self,
+        policy: ConsentPolicy,
+        registry: RootsRegistry,
+        events: HubEvents,
+        *,
+        audit: AuditLog | None = None,
+        connection_settings: ConnectionSettings | None = None,
+        resource_settings: ResourceSettings | None = None,
+    ) -> None:
+        self.policy = policy
+        """Consent, including trust of workspace-defined servers."""
+        self.registry = registry
+        """Effective roots per server."""
+        self.broker = ResourceBroker(
+            self,
+            settings=resource_settings or ResourceSettings(),
+            on_updated=events.resource_updated,
+            on_list_changed=events.resources_changed,
+            on_notice=events.notice,
+        )
+        """Resources across servers, for the editor's pickers."""
+        self._events = events
+        self._audit = audit
+        self._connection_settings = connection_settings or ConnectionSettings()
+        self._connections: dict[str, ServerConnection] = {}
+        """Server id → its connection, in configuration order."""
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._running: dict[ServerConnection, anyio.Event] = {}
+        """Connections whose task is alive → set when it returns."""
+        registry.subscribe(self._roots_changed)
+
+    # Configuration and lifecycle.
+
+    def configure(self, servers: Sequence[ServerConfig]) -> None:
+        """Apply a new set of server configs: start new ones, stop removed ones, restart changed ones."""
+        wanted = {config.id: config for config in servers}
+        for server_id in list(self._connections):
+            current = self._connections[server_id]
+            if server_id not in wanted or wanted[server_id].fingerprint != current.config.fingerprint:
+                self._remove(server_id)
+        for server_id, config in wanted.items():
+            if server_id not in self._connections:
+                self._add(config)
+        self._connections = {sid: self._connections[sid] for sid in wanted if sid in self._connections}
+
+    def connection(self, server_id: str) -> ServerConnection:
+        """The connection of ``server_id``; raises :class:`UnknownServerError`."""
+        try:
+            return self._connections[server_id]
+        except KeyError:
+            raise UnknownServerError(server_id) from None
+
+    @property
+    def connections(self) -> tuple[ServerConnection, ...]:
+        """All connections, in configuration order."""
+        return tuple(self._connections.values())
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every server's status, in configuration order."""
+        return [self._status(c) for c in self._connections.values()]
+
+    def trust(self, server_id: str, trusted: bool) -> None:
+        """Record the user's trust in a workspace-defined server and start (or keep stopped) accordingly."""
+        connection = self.connection(server_id)
+        self.policy.set_trust(connection.config.fingerprint, trusted, server_id=server_id)
+        if trusted and connection.state is ServerState.AWAITING_TRUST:
+            self._start(connection)
+        elif not trusted:
+            connection.last_error = "you did not trust this workspace-defined server; it is not started"
+            self.server_changed_to(connection, ServerState.STOPPED)
+
+    def restart(self, server_id: str) -> None:
+        """Restart a server now (also one that gave up after repeated crashes)."""
+        connection = self.connection(server_id)
+        if connection.state in (ServerState.STOPPED, ServerState.AWAITING_TRUST):
+            if self._needs_trust(connection):
+                return
+            self._start(connection)
+        else:
+            connection.restart()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Own every connection until cancelled; on cancellation stop them all (their children included)."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            tasks.start_soon(self.registry.run)
+            tasks.start_soon(self.broker.run)
+            for connection in self._connections.values():
+                if connection.state is ServerState.STOPPED and not self._needs_trust(connection):
+                    self._start(connection)
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._tasks = None
+                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                    await self._stop_all()
+                tasks.cancel_scope.cancel()
+
+    # ResourceSources, for the broker.
+
+    def resource_servers(self) -> Sequence[str]:
+        """Running servers that declared resources."""
+        return [
+            c.id
+            for c in self._connections.values()
+            if c.state is ServerState.RUNNING and c.capabilities is not None and c.capabilities.resources is not None
+        ]
+
+    def client(self, server_id: str) -> Client:
+        """The live client of a running server."""
+        return self.connection(server_id).client
+
+    def report_error(self, server_id: str, error: MCPError) -> None:
+        """A request to ``server_id`` failed; let its connection decide whether to reconnect."""
+        connection = self._connections.get(server_id)
+        if connection is not None:
+            connection.report_error(error)
+
+    def protocol_version(self, server_id: str) -> str:
+        """The negotiated revision of a running server."""
+        connection = self.connection(server_id)
+        _ = connection.client
+        return connection.protocol_version or ""
+
+    # ConnectionEvents, from the connections.
+
+    def state_changed(self, connection: ServerConnection) -> None:
+        """Forward a connection's new state to the host."""
+        if connection.state is not ServerState.RUNNING:
+            self.broker.forget_server(connection.id)
+        self._events.server_changed(self._status(connection))
+
+    def log_line(self, connection: ServerConnection, line: str) -> None:
+        """Forward a server's stderr line."""
+        self._events.server_log(connection.id, line)
+
+    def roots_answered(self, connection: ServerConnection, roots: Sequence[Root]) -> None:
+        """Audit a ``roots/list`` answer."""
+        if self._audit is not None:
+            self._audit.append(connection.id, connection.config.fingerprint, connection.protocol_version, roots)
+
+    def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
+        """Hand resource notifications to the broker."""
+        self.broker.handle_notification(connection.id, message)
+
+    async def connected(self, connection: ServerConnection, client: Client) -> None:
+        """While connected: re-establish subscriptions and serve listen streams."""
+        await self.broker.resubscribe(connection.id)
+        await self.broker.serve_subscriptions(connection.id, client)
+
+    # Internals.
+
+    def server_changed_to(self, connection: ServerConnection, state: ServerState) -> None:
+        """Set a connection's state from outside its task (only while it is not running)."""
+        connection.state = state
+        self._events.server_changed(self._status(connection))
+
+    def _status(self, connection: ServerConnection) -> ServerStatus:
+        return connection.status(self.registry.roots_for(connection.id))
+
+    def _needs_trust(self, connection: ServerConnection) -> bool:
+        return connection.config.workspace_defined and self.policy.trusted(connection.config.fingerprint) is not True
+
+    def _add(self, config: ServerConfig) -> None:
+        connection = ServerConnection(
+            config,
+            roots=lambda: self.registry.roots_for(config.id),
+            events=self,
+            settings=self._connection_settings,
+        )
+        self._connections[config.id] = connection
+        self.registry.set_server(config.id, config.fingerprint)
+        if self._needs_trust(connection):
+            if self.policy.trusted(config.fingerprint) is False:
+                connection.last_error = "you did not trust this workspace-defined server; it is not started"
+                self.server_changed_to(connection, ServerState.STOPPED)
+            else:
+                self.server_changed_to(connection, ServerState.AWAITING_TRUST)
+        elif self._tasks is not None:
+            self._start(connection)
+
+    def _start(self, connection: ServerConnection) -> None:
+        if self._tasks is None:
+            return
+        connection.state = ServerState.STARTING
+        self._tasks.start_soon(self._own, connection, name=f"mcp-server {connection.id}")
+
+    async def _own(self, connection: ServerConnection) -> None:
+        done = self._running[connection] = anyio.Event()
+        try:
+            await connection.run()
+        except Exception:
+            logger.exception("[%s] connection task failed", connection.id)
+            connection.last_error = "host_bridge failed while managing this server; see the log"
+            self.server_changed_to(connection, ServerState.FAILED)
+        finally:
+            done.set()
+            self._running.pop(connection, None)
+
+    def _remove(self, server_id: str) -> None:
+        connection = self._connections.pop(server_id)
+        connection.stop()
+        self.registry.remove_server(server_id)
+        self.broker.forget_server(server_id)
+
+    def _roots_changed(self, server_id: str, roots: tuple[Root, ...]) -> None:
+        connection = self._connections.get(server_id)
+        if connection is None:
+            return
+        self._events.server_changed(self._status(connection))
+        if self._tasks is not None:
+            self._tasks.start_soon(connection.roots_changed, roots)
+
+    async def _stop_all(self) -> None:
+        running = list(self._running.items())
+        for connection, _ in running:
+            connection.stop()
+        for _, done in running:
+            await done.wait()

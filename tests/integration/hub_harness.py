@@ -1,0 +1,165 @@
+"""A real hub wired like the sidecar wires it, plus a recorder of what it reports, for integration tests."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from host_bridge.consent.policy import ConsentPolicy, Decision
+from host_bridge.consent.store import ConsentStore
+from host_bridge.hub.audit import AuditLog
+from host_bridge.hub.config import ServerConfig, load_servers
+from host_bridge.hub.connection import ConnectionSettings, ServerStatus
+from host_bridge.hub.hub import Hub
+from host_bridge.hub.resources import ResourceSettings
+from host_bridge.roots import RootsRegistry
+from host_bridge.uris import canonical_path, path_to_uri
+from host_bridge.workspace.models import Candidate
+
+REPO = Path(__file__).resolve().parents[2]
+SERVERS = REPO / "tests" / "servers"
+PEERS = REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol"
+WAIT = 30.0
+
+
+def python_server(name: str, *args: str) -> dict[str, Any]:
+    """Config entry running one of our fixture servers with this interpreter."""
+    return {"type": "stdio", "command": sys.executable, "args": [str(SERVERS / f"{name}.py"), *args]}
+
+
+def peer_server(package: str, *args: str) -> dict[str, Any]:
+    """Config entry running a pinned reference server from tests/peers."""
+    node = shutil.which("node") or "node"
+    return {"type": "stdio", "command": node, "args": [str(PEERS / package / "dist" / "index.js"), *args]}
+
+
+def configs(entries: dict[str, dict[str, Any]]) -> list[ServerConfig]:
+    """Resolve editor-style entries into server configs (failing loudly on a bad entry)."""
+    result = load_servers(entries, [])
+    assert not result.problems, result.problems
+    return list(result.servers)
+
+
+def folder_candidate(folder: Path, name: str | None = None) -> Candidate:
+    """A workspace-folder candidate for an existing directory."""
+    real = canonical_path(folder)
+    return Candidate(uri=path_to_uri(real), name=name or folder.name, kinds=("workspaceFolder",))
+
+
+@dataclass
+class Recorder:
+    """Collects every hub event; tests wait on conditions over what arrived."""
+
+    statuses: list[ServerStatus] = field(default_factory=list[ServerStatus])
+    logs: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    list_changes: list[str] = field(default_factory=list[str])
+    updates: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    notices: list[tuple[str | None, str]] = field(default_factory=list[tuple[str | None, str]])
+    _arrived: anyio.Event = field(default_factory=anyio.Event)
+
+    def server_changed(self, status: ServerStatus) -> None:
+        self.statuses.append(status)
+        self._poke()
+
+    def server_log(self, server_id: str, line: str) -> None:
+        self.logs.append((server_id, line))
+        self._poke()
+
+    def resources_changed(self, server_id: str) -> None:
+        self.list_changes.append(server_id)
+        self._poke()
+
+    def resource_updated(self, server_id: str, uri: str) -> None:
+        self.updates.append((server_id, uri))
+        self._poke()
+
+    def notice(self, server_id: str | None, message: str) -> None:
+        self.notices.append((server_id, message))
+        self._poke()
+
+    def poke(self) -> None:
+        """Wake waiters for a condition that does not come from an event (e.g. a file written by a server)."""
+        self._poke()
+
+    def _poke(self) -> None:
+        self._arrived.set()
+
+    async def wait_for(self, condition: Callable[[], bool], timeout: float = WAIT, poll: float | None = None) -> None:
+        """Wait until ``condition()`` holds; ``poll`` re-checks periodically for conditions on files."""
+        with anyio.fail_after(timeout):
+            while not condition():
+                self._arrived = anyio.Event()
+                if poll is None:
+                    await self._arrived.wait()
+                else:
+                    with anyio.move_on_after(poll):
+                        await self._arrived.wait()
+
+    def log_lines(self, server_id: str) -> list[str]:
+        return [line for sid, line in self.logs if sid == server_id]
+
+
+@dataclass
+class Harness:
+    """A running hub and its parts."""
+
+    hub: Hub
+    policy: ConsentPolicy
+    registry: RootsRegistry
+    recorder: Recorder
+    storage: Path
+
+    def allow(self, server_id: str, folder: Path, decision: Decision = Decision.ALLOW) -> None:
+        fingerprint = self.hub.connection(server_id).config.fingerprint
+        self.policy.set(fingerprint, canonical_path(folder), decision, server_id=server_id)
+
+    def forget(self, server_id: str, folder: Path) -> None:
+        fingerprint = self.hub.connection(server_id).config.fingerprint
+        self.policy.forget(fingerprint, canonical_path(folder))
+
+    def state(self, server_id: str) -> str:
+        return self.hub.connection(server_id).state.value
+
+    async def wait_running(self, *server_ids: str) -> None:
+        await self.recorder.wait_for(lambda: all(self.state(s) == "running" for s in server_ids))
+
+
+@asynccontextmanager
+async def running_hub(
+    storage: Path,
+    servers: Sequence[ServerConfig],
+    candidates: Sequence[Candidate] = (),
+    *,
+    connection_settings: ConnectionSettings | None = None,
+    resource_settings: ResourceSettings | None = None,
+) -> AsyncIterator[Harness]:
+    """Start a hub with real consent storage; stops every server on exit."""
+    store = ConsentStore(str(storage))
+    store.load()
+    policy = ConsentPolicy(store)
+    registry = RootsRegistry(policy, debounce=0.02, poll_interval=None)
+    policy.on_change(lambda _fingerprints: registry.invalidate())
+    recorder = Recorder()
+    hub = Hub(
+        policy,
+        registry,
+        recorder,
+        audit=AuditLog(str(storage)),
+        connection_settings=connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20),
+        resource_settings=resource_settings,
+    )
+    registry.set_candidates(candidates)
+    hub.configure(servers)
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(hub.run)
+        try:
+            yield Harness(hub, policy, registry, recorder, storage)
+        finally:
+            tasks.cancel_scope.cancel()

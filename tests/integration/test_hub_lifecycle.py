@@ -1,0 +1,266 @@
+"""Server processes and protocol faults through the real hub: matrix rows C1–C5, C9–C13, C17, C18, C23,
+and every protocol revision the SDK negotiates."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from hub_harness import configs, folder_candidate, python_server, running_hub
+from mcp import MCPError
+
+from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
+from host_bridge.hub.errors import UpstreamError
+from host_bridge.uris import canonical_path, path_to_uri
+
+pytestmark = pytest.mark.anyio
+
+QUICK = ConnectionSettings(
+    initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, max_crashes=5, crash_window=180
+)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def root_answers(path: Path) -> list[list[str]]:
+    return [[r["uri"] for r in rec["roots"]] for rec in records(path) if "roots" in rec]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_a_server_pinned_to_each_handshake_revision_connects_and_receives_its_roots(
+    tmp_path: Path, version: str
+) -> None:
+    record = tmp_path / "roots.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    servers = configs({"rec": python_server("roots_recorder", "--record", str(record), "--pin", version)})
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)], connection_settings=QUICK) as h:
+        await h.wait_running("rec")
+        assert h.hub.connection("rec").protocol_version == version
+        h.allow("rec", folder)
+        expected = [path_to_uri(canonical_path(folder))]
+        await h.recorder.wait_for(lambda: expected in root_answers(record), poll=0.05)
+        assert all(uri in (expected[0],) for answer in root_answers(record) for uri in answer)
+
+
+async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_path: Path) -> None:
+    record = tmp_path / "roots.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    servers = configs({"rec": python_server("roots_recorder", "--record", str(record))})
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)], connection_settings=QUICK) as h:
+        await h.wait_running("rec")
+        assert h.hub.connection("rec").protocol_version == "2026-07-28"
+        h.allow("rec", folder)
+        await h.recorder.wait_for(lambda: bool(h.registry.roots_for("rec")))
+        result = await h.hub.broker.read("rec", "recorder://roots/latest")
+        assert path_to_uri(canonical_path(folder)) in (result.contents[0].text or "")
+        assert [path_to_uri(canonical_path(folder))] in root_answers(record)
+
+
+async def test_an_unsupported_revision_fails_once_naming_both_versions_without_restarting(tmp_path: Path) -> None:
+    servers = configs(
+        {"old": python_server("resources_server", "--fault", "bad-version", "--answer-version", "2099-01-01")}
+    )
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.recorder.wait_for(lambda: h.state("old") == "failed")
+        error = h.hub.connection("old").last_error or ""
+        assert "2099-01-01" in error and "2025-11-25" in error and "update the server" in error
+        assert h.hub.connection("old").starts == 1
+        h.hub.restart("old")
+        await h.recorder.wait_for(lambda: h.hub.connection("old").starts == 2 and h.state("old") == "failed")
+
+
+async def test_a_server_that_crashes_mid_read_fails_the_read_fast_and_is_restarted(tmp_path: Path) -> None:
+    servers = configs({"c": python_server("resources_server", "--fault", "crash-on-read")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.wait_running("c")
+        with anyio.fail_after(4), pytest.raises(UpstreamError) as caught:
+            await h.hub.broker.read("c", "test://res/1")
+        assert "c" in str(caught.value)
+        await h.recorder.wait_for(lambda: h.hub.connection("c").starts == 2 and h.state("c") == "running")
+        assert "exited" in (h.hub.connection("c").last_error or "") or "closed" in (
+            h.hub.connection("c").last_error or ""
+        )
+
+
+async def test_a_crash_loop_stops_after_five_starts_with_a_reason_and_a_restart_revives_it(tmp_path: Path) -> None:
+    servers = configs({"loop": python_server("resources_server", "--fault", "crash-at-start")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.recorder.wait_for(lambda: h.state("loop") == "failed")
+        connection = h.hub.connection("loop")
+        assert connection.starts == 5
+        assert "crashed 5 times in 3 minutes" in (connection.last_error or "")
+        assert "restart" in (connection.last_error or "")
+        h.hub.restart("loop")
+        await h.recorder.wait_for(lambda: connection.starts > 5)
+
+
+async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a_crash(tmp_path: Path) -> None:
+    settings = ConnectionSettings(initialize_timeout=1, request_timeout=5, backoff_initial=30, backoff_max=30)
+    servers = configs({"mute": python_server("resources_server", "--fault", "hang-initialize")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        await h.recorder.wait_for(lambda: h.state("mute") == "restarting")
+        assert "handshake within 1 s" in (h.hub.connection("mute").last_error or "")
+
+
+async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_session_stays_usable(tmp_path: Path) -> None:
+    record = tmp_path / "server.jsonl"
+    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
+    servers = configs({"slow": python_server("resources_server", "--fault", "hang-read", "--record", str(record))})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        await h.wait_running("slow")
+        with pytest.raises(UpstreamError, match="did not answer"):
+            await h.hub.broker.read("slow", "test://res/1")
+        await h.recorder.wait_for(lambda: any("cancelled" in r for r in records(record)), poll=0.05)
+        page = await h.hub.broker.list_resources("slow")
+        assert len(page.items) > 0
+        assert h.state("slow") == "running"
+
+
+async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_stays_usable(tmp_path: Path) -> None:
+    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
+    servers = configs({"late": python_server("raw_faults", "late-response")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        await h.wait_running("late")
+        with pytest.raises(UpstreamError):
+            await h.hub.broker.read("late", "test://res/1")
+        page = await h.hub.broker.list_resources("late")
+        assert page.items
+        assert h.state("late") == "running"
+
+
+@pytest.mark.parametrize(("mode", "row"), [("garbage", "C11"), ("stdout-log", "C12"), ("badutf8", "C10")])
+async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
+    tmp_path: Path, mode: str, row: str
+) -> None:
+    servers = configs({"noisy": python_server("raw_faults", mode)})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.wait_running("noisy")
+        page = await h.hub.broker.list_resources("noisy")
+        assert page.items, row
+        assert h.hub.connection("noisy").starts == 1
+
+
+async def test_an_endless_line_is_bounded_by_the_request_timeout_because_the_sdk_owns_the_reader(
+    tmp_path: Path,
+) -> None:
+    # C9: the SDK's stdio reader has no line cap, so host_bridge cannot close the transport on an over-long
+    # line; the request timeout is what bounds the wait. This test documents that limit.
+    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
+    servers = configs({"long": python_server("raw_faults", "no-newline")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        await h.wait_running("long")
+        with anyio.fail_after(10), pytest.raises(UpstreamError):
+            await h.hub.broker.list_resources("long")
+
+
+async def test_a_server_spamming_roots_list_is_answered_from_the_registry_without_new_prompts(tmp_path: Path) -> None:
+    record = tmp_path / "roots.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    servers = configs(
+        {
+            "spam": python_server(
+                "roots_recorder", "--record", str(record), "--pin", "2025-11-25", "--spam-roots", "1000"
+            )
+        }
+    )
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)], connection_settings=QUICK) as h:
+        await h.recorder.wait_for(lambda: any("spam" in r for r in records(record)), poll=0.05)
+        (summary,) = [r for r in records(record) if "spam" in r]
+        assert summary["answered"] == 1000 and summary["failed"] == 0
+        assert h.policy.decisions_for(h.hub.connection("spam").config.fingerprint) == {}
+        assert h.hub.connection("spam").state.value == "running"
+
+
+async def test_undeclared_server_requests_are_refused(tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    servers = configs(
+        {
+            "ask": python_server(
+                "roots_recorder", "--record", str(record), "--pin", "2025-11-25", "--undeclared-requests"
+            )
+        }
+    )
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.recorder.wait_for(lambda: any("undeclared" in r for r in records(record)), poll=0.05)
+        (answers,) = [r["undeclared"] for r in records(record) if "undeclared" in r]
+        # The SDK answers known-but-undeclared methods with -32600 and unknown ones with -32601: both refuse.
+        assert answers == {"sampling/createMessage": -32600, "elicitation/create": -32600, "foo/bar": -32601}
+        assert h.state("ask") == "running"
+
+
+async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    servers = configs(
+        {"kids": python_server("resources_server", "--fault", "spawn-grandchild", "--record", str(record))}
+    )
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.wait_running("kids")
+        await h.recorder.wait_for(lambda: any("grandchild" in r for r in records(record)), poll=0.05)
+    (pids,) = [r for r in records(record) if "grandchild" in r]
+    try:
+        for pid in (pids["grandchild"], pids["server"]):
+            assert not _alive(pid), f"process {pid} survived the stop"
+    finally:
+        for pid in (pids["grandchild"], pids["server"]):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+async def test_roots_list_changed_is_sent_only_to_the_server_whose_roots_changed(tmp_path: Path) -> None:
+    rec_a, rec_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    servers = configs(
+        {
+            "a": python_server("roots_recorder", "--record", str(rec_a), "--pin", "2025-11-25"),
+            "b": python_server("roots_recorder", "--record", str(rec_b), "--pin", "2025-11-25"),
+        }
+    )
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)], connection_settings=QUICK) as h:
+        await h.wait_running("a", "b")
+        await h.recorder.wait_for(lambda: len(records(rec_a)) >= 1 and len(records(rec_b)) >= 1, poll=0.05)
+        h.allow("a", folder)
+        await h.recorder.wait_for(lambda: any(r.get("trigger") == "list_changed" for r in records(rec_a)), poll=0.05)
+        # b answers a request after the change: by then any notification sent to it has arrived.
+        await h.hub.broker.read("b", "recorder://roots/latest")
+        assert [r.get("trigger") for r in records(rec_b)] == ["initialized"]
+        assert all(not r["roots"] for r in records(rec_b) if "roots" in r)
+
+
+def test_every_handshake_and_modern_revision_is_supported() -> None:
+    assert set(SUPPORTED_VERSIONS) >= {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+
+async def test_mcp_errors_keep_their_code_through_the_sdk(tmp_path: Path) -> None:
+    servers = configs({"r": python_server("resources_server", "--pin", "2025-11-25")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        await h.wait_running("r")
+        with pytest.raises(MCPError) as caught:
+            await h.hub.client("r").session.read_resource("test://nope")
+        assert caught.value.code == -32002
+        assert isinstance(caught.value.error, types.ErrorData)
