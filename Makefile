@@ -40,6 +40,7 @@ test: install lint typecheck
 
 bench: install
 	$(BIN)/python bench/detect.py
+	$(BIN)/python bench/hub.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules

@@ -67,6 +67,8 @@ _TERMINAL_SEQUENCE = re.compile(
 )
 _LINE_BREAK = re.compile(r"[\t\n\x0b\x0c\r\x85\u2028\u2029]+")
 _INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""Any character one of the patterns above would touch: most labels have none and are returned as they are."""
 
 
 def sanitize_label(text: str) -> str:
@@ -74,6 +76,8 @@ def sanitize_label(text: str) -> str:
 
     Line breaks and tabs become single spaces so words stay apart.
     """
+    if not _ANY_CONTROL.search(text):
+        return text
     text = _TERMINAL_SEQUENCE.sub("", text)
     text = _LINE_BREAK.sub(" ", text)
     return _INVISIBLE.sub("", text)

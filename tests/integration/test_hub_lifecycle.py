@@ -15,6 +15,7 @@ import pytest
 from hub_harness import configs, folder_candidate, python_server, running_hub
 from mcp import MCPError
 
+from host_bridge.hub.config import load_servers
 from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
 from host_bridge.hub.errors import UpstreamError
 from host_bridge.uris import canonical_path, path_to_uri
@@ -264,3 +265,24 @@ async def test_mcp_errors_keep_their_code_through_the_sdk(tmp_path: Path) -> Non
             await h.hub.client("r").session.read_resource("test://nope")
         assert caught.value.code == -32002
         assert isinstance(caught.value.error, types.ErrorData)
+
+
+async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_never_starts(tmp_path: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".vscode").mkdir(parents=True)
+    entry = python_server("resources_server", "--pin", "2025-11-25")
+    other = {**entry, "env": {"VARIANT": "b"}}
+    (workspace / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"repo-a": entry, "repo-b": other}}))
+    servers = list(load_servers(None, [str(workspace)]).servers)
+    assert all(s.workspace_defined for s in servers)
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        assert h.state("repo-a") == "awaitingTrust" and h.state("repo-b") == "awaitingTrust"
+        assert h.hub.connection("repo-a").starts == 0
+
+        h.hub.trust("repo-a", True)
+        h.hub.trust("repo-b", False)
+
+        await h.wait_running("repo-a")
+        assert h.state("repo-b") == "stopped"
+        assert h.hub.connection("repo-b").starts == 0
+        assert "did not trust" in (h.hub.connection("repo-b").last_error or "")
