@@ -242,6 +242,7 @@ async def test_d3_a_lost_session_reconnects_with_a_new_initialize_and_resubscrib
                         h.state(SERVER_ID) == "running"
                         and connection.starts == 2
                         and uri in recorded(second_record, "subscribe")
+                        and h.hub.broker.subscriptions(SERVER_ID) == frozenset({uri})
                     ),
                 )
                 assert recorded(second_record, "initialize") == ["2025-11-25"]
