@@ -1,4 +1,4 @@
-"""Command line: ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``."""
+"""Command line: ``host-bridge serve``, ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``."""
 
 from __future__ import annotations
 
@@ -83,11 +83,20 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from host_bridge.lsp.server import run_stdio
+
+    run_stdio()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``host-bridge``."""
     parser = argparse.ArgumentParser(prog="host-bridge", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the editor sidecar: LSP and hostBridge/* on stdin/stdout")
+    serve.set_defaults(handler=_serve)
 
     roots = commands.add_parser("roots", help="list the folders that could be shared (candidate roots)")
     roots.add_argument("paths", nargs="*", metavar="PATH", help="folders or file:// URIs (default: .)")

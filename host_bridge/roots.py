@@ -78,7 +78,7 @@ class AccessNotice(WireModel):
 class ConsentLookup(Protocol):
     """The part of consent the registry needs."""
 
-    def is_allowed(self, fingerprint: str, path: str) -> bool:
+    def is_allowed(self, fingerprint: str, path: str, /) -> bool:
         """Whether the user allows sharing the canonical ``path`` with the server of ``fingerprint``."""
         ...
 

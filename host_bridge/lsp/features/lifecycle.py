@@ -1,0 +1,112 @@
+"""``initialize`` / ``initialized`` / ``shutdown``: read the editor's options, start and stop the core, and
+watch the editor's process.
+
+``initialize`` is answered at once: the ``mcp`` SDK is imported and servers are started only after
+``initialized``, in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any, cast
+
+import anyio.abc
+from lsprotocol import types
+
+from host_bridge.lsp import protocol
+from host_bridge.lsp.protocol import InitializationOptions
+from host_bridge.lsp.server import Core, HostBridgeServer
+from host_bridge.storage import default_storage_dir
+from host_bridge.workspace.models import WorkspaceFolder
+
+logger = logging.getLogger(__name__)
+
+WATCHDOG_INTERVAL = 1.0
+"""Seconds between checks that the editor's process is still alive."""
+
+
+def setup(server: HostBridgeServer) -> None:
+    """Register the lifecycle handlers."""
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: HostBridgeServer, params: types.InitializeParams) -> None:
+        ls.folders = _folders(params)
+        ls.options, problems = InitializationOptions.lenient(params.initialization_options)
+        for problem in problems:
+            logger.warning("%s", problem)
+        ls.consent_ui = _declares_consent_ui(params.capabilities)
+        if params.process_id is not None:
+            ls.spawn(_watch_editor(ls, params.process_id), name="editor watchdog")
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: HostBridgeServer, params: types.InitializedParams) -> None:
+        ls.start_core(lambda tasks: _build_core(ls, tasks), ls.sync.start)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: HostBridgeServer, params: None) -> None:
+        await ls.stop_core()
+
+
+def _folders(params: types.InitializeParams) -> list[WorkspaceFolder]:
+    if params.workspace_folders:
+        return [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.workspace_folders]
+    if params.root_uri:
+        return [WorkspaceFolder(uri=params.root_uri)]
+    return []
+
+
+def _declares_consent_ui(capabilities: types.ClientCapabilities) -> bool:
+    experimental: object = capabilities.experimental
+    if not isinstance(experimental, dict):
+        return False
+    bridge: object = cast(dict[str, Any], experimental).get("hostBridge")
+    return isinstance(bridge, dict) and cast(dict[str, Any], bridge).get("consentUi") is True
+
+
+def _build_core(ls: HostBridgeServer, tasks: anyio.abc.TaskGroup) -> Core:
+    from host_bridge.consent.policy import ConsentPolicy
+    from host_bridge.consent.store import ConsentStore, ConsentStoreError
+    from host_bridge.hub.audit import AuditLog
+    from host_bridge.hub.hub import Hub
+    from host_bridge.roots import RootsRegistry
+
+    protocol.resolve_hub_models()
+    storage = ls.options.storage_dir or default_storage_dir()
+    store = ConsentStore(storage)
+    try:
+        store.load()
+    except ConsentStoreError as error:
+        logger.warning("consent store: %s", error)
+    policy = ConsentPolicy(store)
+    registry = RootsRegistry(policy)
+    policy.on_change(lambda _fingerprints: registry.invalidate())
+    hub = Hub(policy, registry, ls, audit=AuditLog(storage))
+    return Core(policy=policy, registry=registry, hub=hub, tasks=tasks)
+
+
+async def _watch_editor(ls: HostBridgeServer, pid: int) -> None:
+    """Exit like on end of input once the editor's process is gone (it may not close our stdin)."""
+    while True:
+        await asyncio.sleep(WATCHDOG_INTERVAL)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            logger.warning("the editor (process %d) is gone; stopping", pid)
+            ls.request_exit(0)
+            return
+        except PermissionError:
+            continue
+        if _is_zombie(pid):
+            ls.request_exit(0)
+            return
+
+
+def _is_zombie(pid: int) -> bool:
+    """An editor that exited but was not reaped yet (we may be its child) counts as gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False

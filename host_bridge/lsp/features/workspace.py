@@ -1,0 +1,100 @@
+"""Workspace folders → candidate roots and server configs, re-applied when the editor's folders change.
+
+Bursts of ``workspace/didChangeWorkspaceFolders`` are debounced into one detection, one reconfiguration of
+the hub and one batch of consent prompts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+
+import anyio
+from lsprotocol import types
+
+from host_bridge.hub.config import load_servers
+from host_bridge.lsp.server import Core, HostBridgeServer
+from host_bridge.uris import UriError, canonical_path, parse_file_uri
+from host_bridge.workspace.detect import detect
+from host_bridge.workspace.models import WorkspaceFolder
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE = 0.2
+"""Seconds of quiet after a folder change before the workspace is detected again."""
+
+
+class WorkspaceSync:
+    """Keeps the registry's candidates and the hub's servers in step with the editor's folders."""
+
+    def __init__(self, server: HostBridgeServer, debounce: float = DEBOUNCE) -> None:
+        self._server = server
+        self._debounce = debounce
+        self._dirty = asyncio.Event()
+        """Set when the folders changed since the last refresh."""
+        self.refreshes = 0
+        """How many refreshes ran (one per burst of changes)."""
+
+    def folders_changed(self, added: list[WorkspaceFolder], removed: list[str]) -> None:
+        """Apply an editor change to the folder list and schedule a refresh."""
+        kept = [f for f in self._server.folders if f.uri not in removed]
+        known = {f.uri for f in kept}
+        kept.extend(f for f in added if f.uri not in known)
+        self._server.folders = kept
+        self._dirty.set()
+
+    async def start(self, core: Core) -> None:
+        """Apply the initial folders, then keep refreshing in the core's task group."""
+        try:
+            await self._refresh(core)
+        finally:
+            self._server.ready.set()
+        core.tasks.start_soon(self._run, core, name="workspace sync")
+
+    async def _run(self, core: Core) -> None:
+        while True:
+            await self._dirty.wait()
+            await anyio.sleep(self._debounce)
+            self._dirty.clear()
+            try:
+                await self._refresh(core)
+            except Exception:
+                logger.exception("re-reading the workspace failed; keeping the previous candidates and servers")
+
+    async def _refresh(self, core: Core) -> None:
+        folders = list(self._server.folders)
+        options = self._server.options
+        detection = await anyio.to_thread.run_sync(detect, folders)
+        for notice in detection.notices:
+            logger.warning("%s", notice.message)
+        servers = await anyio.to_thread.run_sync(
+            partial(load_servers, options.servers, _folder_paths(folders), read_workspace=options.read_workspace_config)
+        )
+        for problem in servers.problems:
+            where = f" (server {problem.server_id!r})" if problem.server_id else ""
+            logger.warning("%s%s: %s", problem.source, where, problem.message)
+        self.refreshes += 1
+        core.registry.set_candidates(detection.candidates)
+        core.hub.configure(servers.servers)
+        self._server.consent.review()
+
+
+def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:
+    paths: list[str] = []
+    for folder in folders:
+        try:
+            paths.append(canonical_path(parse_file_uri(folder.uri)))
+        except (UriError, OSError):
+            continue
+    return paths
+
+
+def setup(server: HostBridgeServer) -> None:
+    """Register the folder-change handler and the sync state."""
+    server.sync = WorkspaceSync(server)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: HostBridgeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        added = [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.event.added]
+        ls.sync.folders_changed(added, [f.uri for f in params.event.removed])

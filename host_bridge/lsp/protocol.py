@@ -1,0 +1,233 @@
+"""Every ``hostBridge/*`` message's params and result, and the sidecar's initialization options.
+
+Mirrored 1:1 by ``vscode-extension/src/protocol.ts``; names and shapes follow DESIGN.md ("Editor ↔ sidecar
+contract"). Incoming params are validated once here; handlers work with these models only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
+
+from pydantic import Field, ValidationError
+
+from host_bridge.hub.config import ServerRef
+from host_bridge.wire import WireModel
+from host_bridge.workspace.models import Candidate
+
+if TYPE_CHECKING:
+    from host_bridge.hub.connection import ServerStatus
+    from host_bridge.hub.resources import TemplateItem
+
+# Results that are core models, sent as they are: ``hostBridge/listResources`` → ``ResourcePage``,
+# ``hostBridge/completeArgument`` → ``Completion``, ``hostBridge/readResource`` → ``ReadResult``
+# (all in :mod:`host_bridge.hub.resources`), ``hostBridge/serverChanged`` → ``ServerStatus``.
+
+logger = logging.getLogger(__name__)
+
+ASK_CONSENT = "hostBridge/askConsent"
+SERVER_CHANGED = "hostBridge/serverChanged"
+RESOURCES_CHANGED = "hostBridge/resourcesChanged"
+RESOURCE_UPDATED = "hostBridge/resourceUpdated"
+STATUS = "hostBridge/status"
+LIST_RESOURCES = "hostBridge/listResources"
+LIST_RESOURCE_TEMPLATES = "hostBridge/listResourceTemplates"
+COMPLETE_ARGUMENT = "hostBridge/completeArgument"
+READ_RESOURCE = "hostBridge/readResource"
+SUBSCRIBE = "hostBridge/subscribe"
+UNSUBSCRIBE = "hostBridge/unsubscribe"
+SET_CONSENT = "hostBridge/setConsent"
+RESTART_SERVER = "hostBridge/restartServer"
+
+
+class InitializationOptions(WireModel):
+    """``initializationOptions`` of ``initialize``; every field is optional and defaulted."""
+
+    storage_dir: str | None = None
+    """Where the consent store and audit log live; default: the platform's user data dir."""
+    servers: dict[str, Any] = Field(default_factory=dict[str, Any])
+    """``{id: entry}`` in the ``.vscode/mcp.json`` ``servers`` format; entries are checked by the loader."""
+    read_workspace_config: bool = True
+    """Also read ``.vscode/mcp.json`` and ``.mcp.json`` in each workspace folder."""
+    consent_timeout: float = Field(default=300.0, gt=0)
+    """Seconds a consent or trust prompt may stay unanswered; then it counts as *not allowed*."""
+
+    @classmethod
+    def lenient(cls, raw: object) -> tuple[Self, list[str]]:
+        """Validate ``raw`` field by field: a bad value becomes a warning and that field's default."""
+        warnings: list[str] = []
+        if raw is None:
+            return cls(), warnings
+        if not isinstance(raw, dict):
+            return cls(), [f"initializationOptions must be an object, not {type(raw).__name__}; using defaults"]
+        given = {str(k): v for k, v in cast(dict[object, object], raw).items()}
+        accepted: dict[str, object] = {}
+        for name, field in cls.model_fields.items():
+            alias = field.alias or name
+            if alias not in given:
+                continue
+            try:
+                cls.model_validate({alias: given[alias]})
+            except ValidationError as error:
+                reason = "; ".join(e["msg"] for e in error.errors())
+                warnings.append(f"initializationOptions.{alias} is invalid ({reason}); using the default")
+                continue
+            accepted[alias] = given[alias]
+        unknown = sorted(set(given) - {f.alias or n for n, f in cls.model_fields.items()})
+        if unknown:
+            warnings.append(f"initializationOptions: ignoring unknown keys {', '.join(unknown)}")
+        return cls.model_validate(accepted), warnings
+
+
+DecisionName = Literal["allow", "allowSession", "deny"]
+
+
+class StatusParams(WireModel):
+    """``hostBridge/status`` params (none)."""
+
+
+class StatusResult(WireModel):
+    """``hostBridge/status`` result."""
+
+    servers: tuple[ServerStatus, ...]
+    """Every configured server, in configuration order."""
+    candidates: tuple[Candidate, ...]
+    """Every folder that could be shared."""
+
+
+class ServerParams(WireModel):
+    """Params naming one server (``hostBridge/restartServer``)."""
+
+    server: str
+    """Server id."""
+
+
+class ListResourcesParams(WireModel):
+    """``hostBridge/listResources`` params."""
+
+    server: str | None = None
+    """One server; all running servers with resources when absent."""
+    cursor: str | None = None
+    """Opaque cursor from a previous page."""
+    query: str | None = None
+    """Keep items whose name, title, URI or description contains it (ignoring case)."""
+
+
+class ListResourceTemplatesParams(WireModel):
+    """``hostBridge/listResourceTemplates`` params."""
+
+    server: str | None = None
+    """One server; all when absent."""
+
+
+class ListResourceTemplatesResult(WireModel):
+    """``hostBridge/listResourceTemplates`` result."""
+
+    items: tuple[TemplateItem, ...]
+    """Templates of the server(s), in server order."""
+
+
+class CompleteArgumentParams(WireModel):
+    """``hostBridge/completeArgument`` params."""
+
+    server: str
+    """Server id."""
+    uri_template: str
+    """The template whose variable is completed."""
+    name: str
+    """The variable's name."""
+    value: str
+    """What the user typed so far."""
+    arguments: dict[str, str] | None = None
+    """Variables already filled in."""
+
+
+class ReadResourceParams(WireModel):
+    """``hostBridge/readResource`` params: either ``uri`` or ``uriTemplate`` with ``arguments``."""
+
+    server: str
+    """Server id."""
+    uri: str | None = None
+    """The resource to read."""
+    uri_template: str | None = None
+    """A template to expand with :attr:`arguments` instead of :attr:`uri`."""
+    arguments: dict[str, str] | None = None
+    """Template variables."""
+
+
+class SubscriptionParams(WireModel):
+    """``hostBridge/subscribe`` and ``hostBridge/unsubscribe`` params."""
+
+    server: str
+    """Server id."""
+    uri: str
+    """The resource."""
+
+
+class SetConsentParams(WireModel):
+    """``hostBridge/setConsent`` params."""
+
+    server: str
+    """Server id."""
+    uri: str
+    """``file://`` URI of the folder."""
+    decision: Literal["allow", "allowSession", "deny", "forget"]
+    """The user's decision; ``forget`` removes the record (the folder may be asked about again)."""
+
+
+class AskConsentParams(WireModel):
+    """``hostBridge/askConsent`` params (sidecar → editor)."""
+
+    server: ServerRef
+    """The server asking."""
+    roots: tuple[Candidate, ...]
+    """Folders without a decision for this server."""
+    trust_required: bool
+    """The server is defined by a workspace file and is started only if the user trusts it."""
+
+
+class RootDecision(WireModel):
+    """One folder's answer in :class:`AskConsentResult`."""
+
+    uri: str
+    """A candidate URI from the request."""
+    decision: DecisionName
+    """The answer for that folder."""
+
+
+class AskConsentResult(WireModel):
+    """``hostBridge/askConsent`` result; a root missing from :attr:`decisions` is *not allowed*."""
+
+    trust: bool | None = None
+    """Answer to ``trustRequired``; absent means not trusted."""
+    decisions: tuple[RootDecision, ...] = ()
+    """Answers per folder."""
+
+
+class ServerNotification(WireModel):
+    """``hostBridge/resourcesChanged`` params."""
+
+    server: str
+    """Server id."""
+
+
+class ResourceUpdatedNotification(WireModel):
+    """``hostBridge/resourceUpdated`` params."""
+
+    server: str
+    """Server id."""
+    uri: str
+    """The subscribed resource that changed."""
+
+
+def resolve_hub_models() -> None:
+    """Complete the models that refer to hub types.
+
+    ``host_bridge.hub.connection`` imports the ``mcp`` SDK (a second of start-up), so it is imported only
+    once the core starts, after ``initialize`` has been answered.
+    """
+    from host_bridge.hub.connection import ServerStatus
+    from host_bridge.hub.resources import TemplateItem
+
+    StatusResult.model_rebuild(_types_namespace={"ServerStatus": ServerStatus})
+    ListResourceTemplatesResult.model_rebuild(_types_namespace={"TemplateItem": TemplateItem})

@@ -1,0 +1,361 @@
+"""The sidecar's language server: typed state over the core, the stdio main loop, the composition root.
+
+:class:`HostBridgeServer` holds every core object once the editor said ``initialized`` and implements
+:class:`host_bridge.hub.hub.HubEvents` by turning hub events into notifications to the editor. Features
+(:mod:`host_bridge.lsp.features`) register their handlers in :func:`create_server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import wraps
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, ParamSpec, TypeVar, cast
+
+import anyio.abc
+import cattrs
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
+from pygls.protocol.language_server import lsp_method
+
+from host_bridge import __version__
+from host_bridge.hub.errors import HubError
+from host_bridge.lsp import protocol
+from host_bridge.lsp.protocol import InitializationOptions
+from host_bridge.wire import WireModel
+from host_bridge.workspace.models import WorkspaceFolder
+
+if TYPE_CHECKING:
+    from host_bridge.consent.policy import ConsentPolicy
+    from host_bridge.hub.connection import ServerStatus
+    from host_bridge.hub.hub import Hub
+    from host_bridge.lsp.features.consent import ConsentPrompts
+    from host_bridge.lsp.features.workspace import WorkspaceSync
+    from host_bridge.roots import RootsRegistry
+
+logger = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+NOT_READY = -32802
+"""Code of a request that arrives before the core could start (it shares the "server not running" code)."""
+READY_TIMEOUT = 60.0
+"""Seconds a request waits for the core's first start (detection and server configs) before failing."""
+STOP_TIMEOUT = 4.0
+"""Seconds the core gets to stop every MCP server when the editor goes away."""
+
+
+@dataclass(frozen=True)
+class Core:
+    """The core objects, created once the editor is ``initialized``."""
+
+    policy: ConsentPolicy
+    """The user's consent."""
+    registry: RootsRegistry
+    """Effective roots per server."""
+    hub: Hub
+    """Every MCP server."""
+    tasks: anyio.abc.TaskGroup
+    """The core's task group; background work of features runs here."""
+
+
+def raw_json_converter() -> cattrs.Converter:
+    """pygls' converter, except that custom messages keep their params and results as plain JSON.
+
+    pygls turns them into namedtuples, which lose keys that are not identifiers; our handlers validate the
+    plain JSON with the models of :mod:`host_bridge.lsp.protocol` instead.
+    """
+    converter = default_converter()
+    for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message, _keep_json)
+    return converter
+
+
+def _keep_json(obj: dict[str, Any], cls: type[Any]) -> Any:
+    return cls(**obj)
+
+
+class HostBridgeProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that ``exit`` ends the main loop (stopping every MCP server first)
+    instead of calling ``sys.exit`` from inside a callback."""
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """The editor is done with us."""
+        server = self._server
+        assert isinstance(server, HostBridgeServer)
+        server.request_exit(0 if self._shutdown else 1)
+        yield from ()
+
+
+class HostBridgeServer(LanguageServer):
+    """The sidecar: LSP and ``hostBridge/*`` on one side, the core on the other."""
+
+    sync: WorkspaceSync
+    """Keeps candidates and server configs in step with the workspace folders (set by the workspace feature)."""
+    consent: ConsentPrompts
+    """Asks the user about folders and workspace-defined servers (set by the consent feature)."""
+
+    def __init__(self) -> None:
+        super().__init__(  # pyright: ignore[reportUnknownMemberType]  (pygls leaves a parameter untyped)
+            "host-bridge", __version__, protocol_cls=HostBridgeProtocol, converter_factory=raw_json_converter
+        )
+        self.options = InitializationOptions()
+        """Validated ``initializationOptions``."""
+        self.folders: list[WorkspaceFolder] = []
+        """The editor's workspace folders, in its order."""
+        self.consent_ui = False
+        """The editor answers ``hostBridge/askConsent`` (else ``window/showMessageRequest`` is used)."""
+        self.core: Core | None = None
+        """The core, once started."""
+        self.ready = asyncio.Event()
+        """Set once the core started and the first detection and configuration are applied."""
+        self.server_listeners: list[Callable[[ServerStatus], None]] = []
+        """Called with every server status change, after the editor is notified."""
+        self.exit_code = 0
+        """What the process exits with."""
+        self._exit = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._core_task: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._loop_thread: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # Core lifetime.
+
+    def start_core(
+        self, build: Callable[[anyio.abc.TaskGroup], Core], *starters: Callable[[Core], Awaitable[None]]
+    ) -> None:
+        """Build the core in a long-lived task on this loop and run ``starters`` inside its task group."""
+
+        async def own() -> None:
+            try:
+                async with anyio.create_task_group() as tasks:
+                    core = self.core = build(tasks)
+                    await tasks.start(core.hub.run)
+                    for starter in starters:
+                        await starter(core)
+                    await self._stop.wait()
+                    tasks.cancel_scope.cancel()
+            finally:
+                self.ready.set()
+
+        self._core_task = self.spawn(own(), name="host-bridge core")
+
+    async def stop_core(self) -> None:
+        """Stop every MCP server (children included); bounded by :data:`STOP_TIMEOUT`."""
+        self._stop.set()
+        task = self._core_task
+        if task is None or task.done():
+            return
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+
+    async def ready_core(self) -> Core:
+        """The core once it started and applied the workspace; a JSON-RPC error if it cannot."""
+        if self.core is None and self._core_task is None:
+            raise JsonRpcException("the sidecar is not initialized yet; send initialize/initialized first", NOT_READY)
+        try:
+            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT)
+        except TimeoutError:
+            raise JsonRpcException("the sidecar is still starting; try again", NOT_READY) from None
+        if self.core is None:
+            raise JsonRpcException("the sidecar failed to start; see its log", NOT_READY)
+        return self.core
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
+        """Run ``coroutine`` as an owned background task whose failure is logged, not lost."""
+        task = asyncio.ensure_future(coroutine)
+        task.set_name(name)
+        self._background.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._background.discard(finished)
+            if not finished.cancelled() and (error := finished.exception()) is not None:
+                logger.error("%s failed", name, exc_info=error)
+
+        task.add_done_callback(done)
+        return task
+
+    def request_exit(self, code: int) -> None:
+        """End the main loop: stop the core, then exit with ``code``."""
+        self.exit_code = code
+        self._exit.set()
+
+    # Messages to the editor.
+
+    def notify_editor(self, method: str, params: WireModel) -> None:
+        """Send a ``hostBridge/*`` notification."""
+        self.protocol.notify(method, params.to_wire())
+
+    def log_to_editor(self, kind: types.MessageType, message: str) -> None:
+        """``window/logMessage``; safe to call from any thread."""
+        params = types.LogMessageParams(type=kind, message=message)
+        loop = self._loop
+        if loop is None or threading.get_ident() == self._loop_thread:
+            self.window_log_message(params)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(self.window_log_message, params)
+
+    # HubEvents.
+
+    def server_changed(self, status: ServerStatus) -> None:
+        """Tell the editor, then the features."""
+        self.notify_editor(protocol.SERVER_CHANGED, status)
+        for listener in list(self.server_listeners):
+            try:
+                listener(status)
+            except Exception:
+                logger.exception("a server-change listener failed")
+
+    def server_log(self, server_id: str, line: str) -> None:
+        """Forward an MCP server's stderr line to the editor's log."""
+        self.log_to_editor(types.MessageType.Log, f"[{server_id}] {line}")
+
+    def resources_changed(self, server_id: str) -> None:
+        """``hostBridge/resourcesChanged``."""
+        self.notify_editor(protocol.RESOURCES_CHANGED, protocol.ServerNotification(server=server_id))
+
+    def resource_updated(self, server_id: str, uri: str) -> None:
+        """``hostBridge/resourceUpdated``."""
+        self.notify_editor(protocol.RESOURCE_UPDATED, protocol.ResourceUpdatedNotification(server=server_id, uri=uri))
+
+    def notice(self, server_id: str | None, message: str) -> None:
+        """Something the user should know."""
+        prefix = f"[{server_id}] " if server_id else ""
+        self.log_to_editor(types.MessageType.Warning, prefix + message)
+
+    # Main loop.
+
+    async def serve(self, stdin: BinaryIO, stdout: BinaryIO) -> int:
+        """Speak LSP over the given streams until ``exit`` or end of input; then stop the core."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._stop_event = threading.Event()
+        reading_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
+        self.protocol.set_writer(StdoutWriter(stdout))
+        reading = asyncio.ensure_future(
+            run_async(
+                stop_event=self._stop_event,
+                reader=StdinAsyncReader(stdin, reading_pool),
+                protocol=self.protocol,
+                logger=logger,
+                error_handler=self.report_server_error,
+            )
+        )
+        exiting = asyncio.ensure_future(self._exit.wait())
+        try:
+            await asyncio.wait({reading, exiting}, return_when=asyncio.FIRST_COMPLETED)
+            if reading.done() and not exiting.done():
+                logger.info("the editor closed the connection; stopping")
+        finally:
+            self._stop_event.set()
+            await self.stop_core()
+            exiting.cancel()
+            reading.cancel()
+            reading_pool.shutdown(wait=False, cancel_futures=True)
+        return self.exit_code
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log failures of the message loop with their traceback."""
+        logger.error("LSP message handling failed: %s", error, exc_info=error)
+
+
+def rpc_errors(handler: Callable[_P, Awaitable[_R]]) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """Turn core errors into JSON-RPC errors: a :class:`HubError` keeps its code, message and data; bad params
+    are ``-32602`` naming the field."""
+
+    @wraps(handler)
+    async def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await handler(*args, **kwargs)
+        except HubError as error:
+            raise JsonRpcException(error.message, error.code, error.data) from error
+        except ValidationError as error:
+            details = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in error.errors())
+            raise JsonRpcInvalidParams(f"invalid params: {details}") from error
+
+    return wrapped
+
+
+def params_dict(params: object) -> dict[str, Any]:
+    """Raw params of a custom message as a dict (absent params are ``{}``)."""
+    if params is None:
+        return {}
+    if isinstance(params, dict):
+        return {str(k): v for k, v in cast(dict[object, Any], params).items()}
+    raise JsonRpcInvalidParams("params must be an object")
+
+
+class _EditorLogHandler(logging.Handler):
+    """Forwards warnings and errors of ``host_bridge`` to the editor's log."""
+
+    def __init__(self, server: HostBridgeServer) -> None:
+        super().__init__(logging.WARNING)
+        self._server = server
+        self._busy = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(self._busy, "active", False):
+            return
+        self._busy.active = True
+        try:
+            kind = types.MessageType.Error if record.levelno >= logging.ERROR else types.MessageType.Warning
+            self._server.log_to_editor(kind, record.getMessage())
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy.active = False
+
+
+def create_server() -> HostBridgeServer:
+    """The composition root: a server with every feature, in order."""
+    from host_bridge.lsp.features import consent, lifecycle, resources, status, workspace
+
+    server = HostBridgeServer()
+    for feature in (lifecycle, workspace, consent, resources, status):
+        feature.setup(server)
+    return server
+
+
+def run_stdio() -> NoReturn:
+    """``host-bridge serve``: LSP on stdin/stdout until the editor goes away."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    # Nothing but LSP frames may reach the editor: stray prints and inherited descriptors go to stderr.
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    server = create_server()
+    handler = _EditorLogHandler(server)
+    logging.getLogger("host_bridge").addHandler(handler)
+    code = 1
+    try:
+        code = asyncio.run(server.serve(sys.stdin.buffer, protocol_out))
+    except KeyboardInterrupt:
+        code = 0
+    except Exception:
+        logger.exception("the sidecar failed")
+    finally:
+        logging.getLogger("host_bridge").removeHandler(handler)
+        with contextlib.suppress(OSError):
+            protocol_out.flush()
+        sys.stderr.flush()
+    # The stdin reader thread may still be blocked in read(); every MCP server is stopped already.
+    os._exit(code)
