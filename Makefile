@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PEERS  := tests/peers/node_modules/.installed
 
-.PHONY: install run test lint typecheck unit bench clean
+.PHONY: install tools run test lint typecheck unit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	cd tests/peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# Neovim (Debian's package) for the headless test of examples/neovim.lua; skipped where apt-get cannot run.
+tools:
+	@command -v nvim >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
+	      || echo "warning: could not install neovim; its example test will be skipped"; \
+	  else echo "note: nvim not installed and apt-get not usable; the Neovim example test will be skipped"; fi; }
 
 install: $(STAMP) $(PEERS)
 
@@ -35,7 +43,7 @@ typecheck: install
 unit: install
 	$(BIN)/pytest tests/unit
 
-test: install lint typecheck
+test: install tools lint typecheck
 	$(BIN)/pytest
 
 bench: install
