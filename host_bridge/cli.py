@@ -1,4 +1,5 @@
-"""Command line: ``host-bridge serve``, ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``."""
+"""Command line: ``host-bridge serve``, ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``,
+``host-bridge connect [PATH…]``."""
 
 from __future__ import annotations
 
@@ -89,6 +90,36 @@ def _serve(args: argparse.Namespace) -> int:
     run_stdio()
 
 
+def _connect(args: argparse.Namespace) -> int:
+    from host_bridge.terminal import connect
+
+    return connect(args)
+
+
+def _connect_arguments(connect: argparse.ArgumentParser) -> None:
+    connect.add_argument("paths", nargs="*", metavar="PATH", help="folders to look for candidates in (default: .)")
+    connect.add_argument(
+        "--server", action="append", default=[], metavar="ID=COMMAND", help="a stdio MCP server (repeatable)"
+    )
+    connect.add_argument("--config", metavar="FILE", help="servers from a .vscode/mcp.json or .mcp.json file")
+    connect.add_argument("--storage-dir", help="where host_bridge keeps its files (default: the user data dir)")
+    connect.add_argument(
+        "--allow", action="append", default=[], metavar="PATH", help="share this folder with every server"
+    )
+    connect.add_argument("--allow-session", action="store_true", help="do not remember the --allow decisions")
+    connect.add_argument("--list", action="store_true", help="list the servers' resources")
+    connect.add_argument("--read", metavar="URI", help="print the contents of a resource")
+    connect.add_argument("--server-id", metavar="ID", help="the server --list and --read ask")
+    connect.add_argument("--follow", action="store_true", help="print resource changes and logs until Ctrl-C")
+    connect.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="how long to wait for servers to start"
+    )
+    connect.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="print the servers' stderr"
+    )
+    connect.set_defaults(handler=_connect)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``host-bridge``."""
     parser = argparse.ArgumentParser(prog="host-bridge", description=__doc__)
@@ -111,6 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--storage-dir", help="where host_bridge keeps its files (default: the user data dir)")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     audit.set_defaults(handler=_audit)
+
+    connect = commands.add_parser(
+        "connect", help="connect MCP servers from the terminal and share the folders you allow with them"
+    )
+    _connect_arguments(connect)
     return parser
 
 

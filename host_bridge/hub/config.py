@@ -333,3 +333,38 @@ def _read_env_file(path: str, context: _Context) -> dict[str, str]:
             value = value[1:-1]
         values[name.strip()] = value
     return values
+
+
+def load_config_file(
+    path: str, *, environ: Mapping[str, str] | None = None, home: str | None = None
+) -> ServerSet:
+    """Load the servers of one config file the user named (``host-bridge connect --config FILE``).
+
+    The file is ``.vscode/mcp.json``-style (``servers``) or ``.mcp.json``-style (``mcpServers``); ``servers``
+    is used when it has entries. ``${workspaceFolder}`` is the folder holding the file (the parent of a
+    ``.vscode`` folder). The user chose the file, so its servers are not workspace-defined and need no trust.
+    """
+    absolute = os.path.abspath(path)
+    source = path_to_uri(absolute)
+    if not os.path.isfile(absolute):
+        return ServerSet(servers=(), problems=(ConfigProblem(source=source, message=f"{path} is not a file"),))
+    problems: list[ConfigProblem] = []
+    entries = _read_file(absolute, "servers", problems)
+    if entries == {}:
+        entries = _read_file(absolute, "mcpServers", problems)
+    folder = os.path.dirname(absolute)
+    if os.path.basename(folder) == ".vscode":
+        folder = os.path.dirname(folder)
+    context = _Context(
+        folder, dict(os.environ if environ is None else environ), home if home is not None else str(Path.home())
+    )
+    servers: list[ServerConfig] = []
+    for server_id, raw in (entries or {}).items():
+        try:
+            servers.append(_resolve(server_id, raw, source, context, False))
+        except _EntryError as error:
+            problems.append(ConfigProblem(source=source, server_id=server_id, message=str(error)))
+    if entries == {} and not problems:
+        message = f"{path} has no servers: put them under \"servers\" (mcp.json) or \"mcpServers\" (.mcp.json)"
+        problems.append(ConfigProblem(source=source, message=message))
+    return ServerSet(servers=tuple(servers), problems=tuple(problems))
