@@ -32,7 +32,7 @@ tools:
 install: $(STAMP) $(PEERS)
 
 run: install
-	$(BIN)/host-bridge roots .
+	$(BIN)/host-bridge connect --list .
 
 lint: install
 	$(BIN)/ruff check host_bridge tests bench

@@ -149,6 +149,10 @@ class TerminalEvents:
         self._show_changes = show_changes
         self._states: dict[str, ServerState] = {}
         """Server id → the state last seen."""
+        self.answered: set[str] = set()
+        """Servers that were answered a non-empty ``roots/list``."""
+        self.relisted: set[str] = set()
+        """Servers that announced a changed resource list after their last non-empty roots answer."""
         self._arrived = anyio.Event()
 
     def server_changed(self, status: ServerStatus) -> None:
@@ -167,6 +171,8 @@ class TerminalEvents:
 
     def resources_changed(self, server_id: str) -> None:
         """A server's resource list changed."""
+        if server_id in self.answered:
+            self.relisted.add(server_id)
         if self._show_changes:
             self._terminal.say(f"[{server_id}] resource list changed")
         self._arrived.set()
@@ -186,6 +192,9 @@ class TerminalEvents:
     def roots_answered(self, server_id: str, roots: Sequence[Root]) -> None:
         """A server asked for its roots and was answered ``roots``."""
         shared = ", ".join(_root_label(root) for root in roots) if roots else "(nothing shared)"
+        if roots:
+            self.answered.add(server_id)
+            self.relisted.discard(server_id)
         self._terminal.say(f"[{server_id}] roots/list answered: {shared}")
         self._arrived.set()
 
@@ -482,6 +491,9 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
     for status in hub.statuses():
         shared = ", ".join(_root_label(Root(uri=r.uri, name=r.name)) for r in status.shared_roots) or "none"
         terminal.say(f"[{status.id}] shared folders: {shared}")
+    # A server reads the roots it was answered after answering requests already in flight: before listing,
+    # give each server that declares list changes a moment to announce the list its new roots produce.
+    await events.wait_for(lambda: _roots_taken_in(hub, events), _ROOTS_GRACE)
     code = 0
     if options.list_resources:
         code = max(code, await _list(hub, options.server_id, terminal))
@@ -491,6 +503,18 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
         terminal.warn("following the servers; press Ctrl-C to stop")
         await anyio.sleep_forever()
     return code
+
+
+def _roots_taken_in(hub: Hub, events: TerminalEvents) -> bool:
+    for connection in hub.connections:
+        if connection.state is not ServerState.RUNNING or not hub.registry.roots_for(connection.id):
+            continue
+        if connection.id not in events.answered:
+            return False
+        resources = connection.capabilities.resources if connection.capabilities else None
+        if resources is not None and resources.list_changed and connection.id not in events.relisted:
+            return False
+    return True
 
 
 async def _list(hub: Hub, server_id: str | None, terminal: Terminal) -> int:
@@ -553,6 +577,10 @@ async def _read(hub: Hub, uri: str, server_id: str | None, terminal: Terminal) -
     assert last is not None
     terminal.warn(f"host-bridge connect: {last.message}")
     return 1
+
+
+_ROOTS_GRACE = 3.0
+"""Seconds to wait for servers to take in their roots before listing or reading."""
 
 
 def _root_label(root: Root) -> str:

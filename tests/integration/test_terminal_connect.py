@@ -272,3 +272,22 @@ def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_r
     assert [(r["path"], r["decision"], r["serverId"]) for r in consent_roots(storage)] == [
         (canonical_path(yes), "allow", "rec")
     ]
+
+
+def test_the_embedded_server_lists_the_readme_manifest_and_commits_of_an_allowed_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("# Demo\n")
+    (repo / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "first commit"], check=True)
+
+    result = run_connect("--storage-dir", str(tmp_path / "storage"), "--allow", str(repo), "--list", str(repo))
+
+    assert result.returncode == 0, result.stderr
+    listed = result.stdout[result.stdout.index("SERVER") :]
+    assert f"{uri_of(repo)}/README.md" in listed
+    assert f"{uri_of(repo)}/pyproject.toml" in listed
+    assert "git://" in listed and "/commit/" in listed
