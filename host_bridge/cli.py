@@ -9,27 +9,38 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from host_bridge.hub.audit import read_audit
-from host_bridge.storage import default_storage_dir
-from host_bridge.uris import UriError, parse_file_uri, path_to_uri
-from host_bridge.workspace.detect import detect
-from host_bridge.workspace.models import Detection, DetectionSettings, WorkspaceFolder
+if TYPE_CHECKING:
+    from host_bridge.workspace.models import Detection, WorkspaceFolder
+
+# Subcommands import what they need when they run: `serve` must answer `initialize` quickly.
 
 
 def _folder(arg: str) -> WorkspaceFolder:
+    from host_bridge.uris import path_to_uri
+    from host_bridge.workspace.models import WorkspaceFolder
+
     if "://" in arg or arg.lower().startswith("file:"):
         return WorkspaceFolder(uri=arg)
     return WorkspaceFolder(uri=path_to_uri(os.path.abspath(arg)))
 
 
 def _roots(args: argparse.Namespace) -> int:
+    from host_bridge.uris import UriError
+    from host_bridge.workspace.detect import detect
+    from host_bridge.workspace.models import DetectionSettings
+
     try:
         folders = [_folder(p) for p in args.paths or ["."]]
     except UriError as error:
         print(f"host-bridge roots: {error}", file=sys.stderr)
         return 2
-    settings = DetectionSettings(max_depth=args.max_depth, max_candidates=args.max_candidates)
+    defaults = DetectionSettings()
+    settings = DetectionSettings(
+        max_depth=defaults.max_depth if args.max_depth is None else args.max_depth,
+        max_candidates=defaults.max_candidates if args.max_candidates is None else args.max_candidates,
+    )
     result = detect(folders, settings)
     if args.json:
         payload = {
@@ -46,6 +57,8 @@ def _roots(args: argparse.Namespace) -> int:
 
 def format_table(result: Detection) -> str:
     """A readable table of candidates: name, kinds, markers and path, nested ones indented."""
+    from host_bridge.uris import UriError, parse_file_uri
+
     if not result.candidates:
         return "no candidate folders found"
     depth: dict[str, int] = {}
@@ -68,6 +81,9 @@ def format_table(result: Detection) -> str:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from host_bridge.hub.audit import read_audit
+    from host_bridge.storage import default_storage_dir
+
     storage = args.storage_dir or default_storage_dir()
     entries = list(read_audit(storage))
     if args.json:
@@ -132,10 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     roots = commands.add_parser("roots", help="list the folders that could be shared (candidate roots)")
     roots.add_argument("paths", nargs="*", metavar="PATH", help="folders or file:// URIs (default: .)")
     roots.add_argument("--json", action="store_true", help="print the Candidate JSON (docs/protocol.md)")
-    roots.add_argument("--max-depth", type=int, default=DetectionSettings().max_depth, help="levels searched")
-    roots.add_argument(
-        "--max-candidates", type=int, default=DetectionSettings().max_candidates, help="candidates at most"
-    )
+    roots.add_argument("--max-depth", type=int, help="directory levels searched below each folder (default 8)")
+    roots.add_argument("--max-candidates", type=int, help="candidates listed at most (default 500)")
     roots.set_defaults(handler=_roots)
 
     audit = commands.add_parser("audit", help="show which folders each MCP server was given, and when")

@@ -111,6 +111,9 @@ class ListResourcesParams(WireModel):
     """Opaque cursor from a previous page."""
     query: str | None = None
     """Keep items whose name, title, URI or description contains it (ignoring case)."""
+    work_done_token: int | str | None = None
+    """LSP ``workDoneToken``: ``$/progress`` begin/report/end is sent under it if the editor supports
+    ``window.workDoneProgress``."""
 
 
 class ListResourceTemplatesParams(WireModel):

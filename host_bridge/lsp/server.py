@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -23,21 +24,30 @@ import anyio.abc
 import cattrs
 from lsprotocol import types
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
+    JsonRPCProtocol,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
     LanguageServerProtocol,
     default_converter,
 )
+from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
 from host_bridge.hub.errors import HubError
 from host_bridge.lsp import protocol
+from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
 from host_bridge.lsp.protocol import InitializationOptions
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import WorkspaceFolder
@@ -95,7 +105,68 @@ def _keep_json(obj: dict[str, Any], cls: type[Any]) -> Any:
 
 class HostBridgeProtocol(LanguageServerProtocol):
     """pygls' protocol, except that ``exit`` ends the main loop (stopping every MCP server first)
-    instead of calling ``sys.exit`` from inside a callback."""
+    instead of calling ``sys.exit`` from inside a callback, and that a message pygls would drop silently
+    (not JSON, not JSON-RPC, params of the wrong shape, a request after ``shutdown``) is answered with an error."""
+
+    def receive(self, body: bytes) -> None:
+        """Handle one message body from the editor."""
+        try:
+            raw: object = json.loads(body)
+        except ValueError:
+            logger.warning(
+                "the editor sent a message that is not JSON (%d bytes); answered with a parse error", len(body)
+            )
+            self._send_error(None, JsonRpcParseError("the message body is not valid UTF-8 JSON"))
+            return
+        if not isinstance(raw, dict):
+            self._send_error(None, JsonRpcInvalidRequest("a message must be a JSON object (batches are not supported)"))
+            return
+        message = cast(dict[str, Any], raw)
+        msg_id: object = message.get("id")
+        answer_id = msg_id if isinstance(msg_id, int | str) and not isinstance(msg_id, bool) else None
+        is_request = "id" in message and "method" in message
+        if message.get("jsonrpc") != JsonRPCProtocol.VERSION:
+            self._send_error(answer_id, JsonRpcInvalidRequest('a message must have "jsonrpc": "2.0"'))
+            return
+        if self._shutdown and is_request and message.get("method") != types.EXIT:
+            self._send_error(answer_id, JsonRpcInvalidRequest("the server is shutting down"))
+            return
+        try:
+            structured = self.structure_message(message)
+        except JsonRpcException as error:
+            if is_request:
+                self._send_error(answer_id, error)
+            else:
+                logger.warning("ignoring a malformed %r message from the editor", message.get("method"))
+            return
+        self.handle_message(cast(RPCMessage, structured))
+
+    def _send_data(self, data: Any) -> None:
+        """pygls' writer, except that the frame is not built as one more string: the encoded body and its header
+        are written separately, so a 16 MiB read result is held twice while it is sent, not four times."""
+        if not data:
+            return
+        writer = self.writer
+        if writer is None:
+            logger.error("cannot send to the editor: no transport")
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message).encode(self.CHARSET)
+            header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            for part in (header.encode("ascii"), body):
+                writer.write(part)  # a StdoutWriter (serve), which writes and flushes synchronously
+        except BrokenPipeError:
+            logger.info("the editor closed its end of the pipe; a message was not sent")
+            raise
+        except Exception as error:
+            logger.exception("sending a message to the editor failed")
+            self._server._report_server_error(error, JsonRpcInternalError)  # pyright: ignore[reportPrivateUsage]
+
+    def _send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:
+        # pygls leaves out an id of None, but an error about an unidentifiable message must carry "id": null.
+        self._send_data(
+            {"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": error.code, "message": error.message}}
+        )
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -252,20 +323,19 @@ class HostBridgeServer(LanguageServer):
         self._stop_event = threading.Event()
         reading_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
         self.protocol.set_writer(StdoutWriter(stdout))
-        reading = asyncio.ensure_future(
-            run_async(
-                stop_event=self._stop_event,
-                reader=StdinAsyncReader(stdin, reading_pool),
-                protocol=self.protocol,
-                logger=logger,
-                error_handler=self.report_server_error,
-            )
-        )
+        reading = asyncio.ensure_future(self._read_messages(FrameReader(chunk_reader(stdin, reading_pool))))
         exiting = asyncio.ensure_future(self._exit.wait())
         try:
             await asyncio.wait({reading, exiting}, return_when=asyncio.FIRST_COMPLETED)
             if reading.done() and not exiting.done():
-                logger.info("the editor closed the connection; stopping")
+                if (error := reading.exception()) is None:
+                    logger.info("the editor closed the connection; stopping")
+                elif isinstance(error, FramingError):
+                    logger.error("%s", error)
+                    self.exit_code = 1
+                else:
+                    logger.error("reading from the editor failed; stopping", exc_info=error)
+                    self.exit_code = 1
         finally:
             self._stop_event.set()
             await self.stop_core()
@@ -273,6 +343,15 @@ class HostBridgeServer(LanguageServer):
             reading.cancel()
             reading_pool.shutdown(wait=False, cancel_futures=True)
         return self.exit_code
+
+    async def _read_messages(self, reader: FrameReader) -> None:
+        """Hand every message from the editor to the protocol until the end of input."""
+        receiver = cast(HostBridgeProtocol, self.protocol)
+        while (body := await reader.next_body()) is not None:
+            try:
+                receiver.receive(body)
+            except Exception as error:
+                self.report_server_error(error, JsonRpcException)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log failures of the message loop with their traceback."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from host_bridge.lsp import protocol
+from host_bridge.lsp.progress import WorkDone
 from host_bridge.lsp.protocol import (
     CompleteArgumentParams,
     ListResourcesParams,
@@ -23,10 +24,18 @@ def setup(server: HostBridgeServer) -> None:
     @rpc_errors
     async def list_resources(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
         request = ListResourcesParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        if request.server is not None:
-            core.hub.connection(request.server)
-        page = await core.hub.broker.list_resources(request.server, request.cursor, request.query)
+        with WorkDone(ls, request.work_done_token, "Listing MCP resources") as progress:
+            if not ls.ready.is_set():
+                progress.report("waiting for the MCP servers to start")
+            core = await ls.ready_core()
+            if request.server is not None:
+                core.hub.connection(request.server)
+                progress.report(f"asking {request.server}")
+            else:
+                progress.report(f"asking {len(core.hub.resource_servers())} MCP servers")
+            page = await core.hub.broker.list_resources(request.server, request.cursor, request.query)
+            more = "; more to come" if page.next_cursor else ""
+            progress.outcome = f"{len(page.items)} resources{more}"
         return page.to_wire()
 
     @server.feature(protocol.LIST_RESOURCE_TEMPLATES)
