@@ -49,6 +49,7 @@ test: install tools lint typecheck
 bench: install
 	$(BIN)/python bench/detect.py
 	$(BIN)/python bench/hub.py
+	$(BIN)/python bench/sidecar.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules
