@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import BridgeClient, folder_uri, peer_server
 from lsprotocol import types
+from processes import alive, children_of
 from pygls.exceptions import JsonRpcException
 
 UPDATED = "[fs] Updated allowed directories from MCP roots: "
@@ -53,22 +53,6 @@ def allow_only(uri: str) -> Any:
         }
 
     return answer
-
-
-def children_of(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as handle:
-            found.extend(int(p) for p in handle.read().split())
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 @pytest.mark.asyncio

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from conftest import WAIT, BridgeClient
 from lsprotocol import types
+from processes import alive, children_of
 from pygls.exceptions import JsonRpcException
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,22 +57,6 @@ async def record_line(record: Path, matches: Callable[[dict[str, Any]], bool]) -
                     if matches(entry):
                         return entry
             await asyncio.sleep(0.02)
-
-
-def children_of(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as handle:
-            found.extend(int(p) for p in handle.read().split())
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 # Cancellation and progress, through pytest-lsp.
