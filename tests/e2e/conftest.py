@@ -46,6 +46,10 @@ class BridgeClient(LanguageClient):
         """Every ``hostBridge/serverChanged``."""
         self.asks: list[dict[str, Any]] = []
         """Every ``hostBridge/askConsent`` request."""
+        self.list_changes: list[dict[str, Any]] = []
+        """Every ``hostBridge/resourcesChanged``."""
+        self.updates: list[dict[str, Any]] = []
+        """Every ``hostBridge/resourceUpdated``."""
         self.message_requests: list[types.ShowMessageRequestParams] = []
         """Every ``window/showMessageRequest``."""
         self.answer_consent: ConsentAnswer = lambda _params: None
@@ -73,6 +77,12 @@ class BridgeClient(LanguageClient):
 
         @client.feature("hostBridge/resourcesChanged")
         def resources_changed(ls: BridgeClient, params: dict[str, Any]) -> None:
+            ls.list_changes.append(params)
+            ls.poke()
+
+        @client.feature("hostBridge/resourceUpdated")
+        def resource_updated(ls: BridgeClient, params: dict[str, Any]) -> None:
+            ls.updates.append(params)
             ls.poke()
 
         @client.feature("hostBridge/askConsent")

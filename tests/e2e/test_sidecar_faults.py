@@ -93,6 +93,26 @@ async def test_cancelling_a_read_cancels_the_mcp_request_and_applies_no_late_res
 
 
 @pytest.mark.asyncio
+async def test_list_changes_and_updates_of_subscribed_resources_reach_the_editor(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    servers = {"res": resources_server("--list-changed", "--pin", "2025-11-25")}
+    await client.start_session([], options(tmp_path, servers))
+    await client.until(lambda: state_of(client.statuses, "res") == "running")
+    assert await client.request("hostBridge/subscribe", {"server": "res", "uri": "test://res/1"}) is None
+
+    await client.request("hostBridge/readResource", {"server": "res", "uri": "test://control/touch/1"})
+
+    await client.until(lambda: {"server": "res", "uri": "test://res/1"} in client.updates)
+    await client.until(lambda: {"server": "res"} in client.list_changes)
+    await client.request("hostBridge/unsubscribe", {"server": "res", "uri": "test://res/1"})
+    seen = len(client.updates)
+    await client.request("hostBridge/readResource", {"server": "res", "uri": "test://control/touch/1"})
+    await client.until(lambda: client.list_changes.count({"server": "res"}) >= 2)
+    assert len(client.updates) == seen
+
+
+@pytest.mark.asyncio
 async def test_a_listing_reports_work_done_progress_under_the_editors_token(
     client: BridgeClient, tmp_path: Path
 ) -> None:
