@@ -25,19 +25,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ASK_CONSENT = "hostBridge/askConsent"
-SERVER_CHANGED = "hostBridge/serverChanged"
-RESOURCES_CHANGED = "hostBridge/resourcesChanged"
-RESOURCE_UPDATED = "hostBridge/resourceUpdated"
-STATUS = "hostBridge/status"
-LIST_RESOURCES = "hostBridge/listResources"
-LIST_RESOURCE_TEMPLATES = "hostBridge/listResourceTemplates"
-COMPLETE_ARGUMENT = "hostBridge/completeArgument"
-READ_RESOURCE = "hostBridge/readResource"
-SUBSCRIBE = "hostBridge/subscribe"
-UNSUBSCRIBE = "hostBridge/unsubscribe"
-SET_CONSENT = "hostBridge/setConsent"
-RESTART_SERVER = "hostBridge/restartServer"
+# The message names are in :mod:`host_bridge.lsp.methods`.
 
 
 class InitializationOptions(WireModel):

@@ -20,10 +20,8 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, ParamSpec, TypeVar, cast
 
-import anyio.abc
 import cattrs
 from lsprotocol import types
-from pydantic import ValidationError
 from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
@@ -46,19 +44,23 @@ from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
 from host_bridge.hub.errors import HubError
-from host_bridge.lsp import protocol
+from host_bridge.lsp import methods
 from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
-from host_bridge.lsp.protocol import InitializationOptions
-from host_bridge.wire import WireModel
-from host_bridge.workspace.models import WorkspaceFolder
 
 if TYPE_CHECKING:
+    import anyio.abc
+
     from host_bridge.consent.policy import ConsentPolicy
     from host_bridge.hub.connection import ServerStatus
     from host_bridge.hub.hub import Hub
     from host_bridge.lsp.features.consent import ConsentPrompts
     from host_bridge.lsp.features.workspace import WorkspaceSync
+    from host_bridge.lsp.protocol import InitializationOptions
     from host_bridge.roots import RootsRegistry
+    from host_bridge.wire import WireModel
+    from host_bridge.workspace.models import WorkspaceFolder
+
+# Nothing here imports pydantic or the core at module level: ``initialize`` is answered before they are needed.
 
 logger = logging.getLogger(__name__)
 
@@ -189,10 +191,11 @@ class HostBridgeServer(LanguageServer):
         super().__init__(  # pyright: ignore[reportUnknownMemberType]  (pygls leaves a parameter untyped)
             "host-bridge", __version__, protocol_cls=HostBridgeProtocol, converter_factory=raw_json_converter
         )
-        self.options = InitializationOptions()
-        """Validated ``initializationOptions``."""
-        self.folders: list[WorkspaceFolder] = []
-        """The editor's workspace folders, in its order."""
+        self.raw_options: object = None
+        """``initializationOptions`` as the editor sent them."""
+        self._options: InitializationOptions | None = None
+        self._folders: list[WorkspaceFolder] = []
+        self._initial_folders: list[tuple[str, str | None]] | None = None
         self.consent_ui = False
         """The editor answers ``hostBridge/askConsent`` (else ``window/showMessageRequest`` is used)."""
         self.core: Core | None = None
@@ -210,12 +213,47 @@ class HostBridgeServer(LanguageServer):
         self._loop_thread: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def folders(self) -> list[WorkspaceFolder]:
+        """The editor's workspace folders, in its order."""
+        if self._initial_folders is not None:
+            from host_bridge.workspace.models import WorkspaceFolder
+
+            self._folders = [WorkspaceFolder(uri=uri, name=name) for uri, name in self._initial_folders]
+            self._initial_folders = None
+        return self._folders
+
+    @folders.setter
+    def folders(self, folders: list[WorkspaceFolder]) -> None:
+        self._initial_folders = None
+        self._folders = folders
+
+    @property
+    def options(self) -> InitializationOptions:
+        """The validated ``initializationOptions``; a bad value is logged once and replaced by its default.
+
+        Validated on first use (in ``initialized``), so answering ``initialize`` does not wait for pydantic.
+        """
+        if self._options is None:
+            from host_bridge.lsp.protocol import InitializationOptions
+
+            self._options, problems = InitializationOptions.lenient(self.raw_options)
+            for problem in problems:
+                logger.warning("%s", problem)
+        return self._options
+
+    def set_initial_folders(self, folders: list[tuple[str, str | None]]) -> None:
+        """The folders of ``initialize`` as ``(uri, name)``; made :attr:`folders` when first needed."""
+        self._initial_folders = list(folders)
+
     # Core lifetime.
 
     def start_core(
         self, build: Callable[[anyio.abc.TaskGroup], Core], *starters: Callable[[Core], Awaitable[None]]
     ) -> None:
         """Build the core in a long-lived task on this loop and run ``starters`` inside its task group."""
+
+        import anyio
 
         async def own() -> None:
             try:
@@ -290,7 +328,7 @@ class HostBridgeServer(LanguageServer):
 
     def server_changed(self, status: ServerStatus) -> None:
         """Tell the editor, then the features."""
-        self.notify_editor(protocol.SERVER_CHANGED, status)
+        self.notify_editor(methods.SERVER_CHANGED, status)
         for listener in list(self.server_listeners):
             try:
                 listener(status)
@@ -303,11 +341,15 @@ class HostBridgeServer(LanguageServer):
 
     def resources_changed(self, server_id: str) -> None:
         """``hostBridge/resourcesChanged``."""
-        self.notify_editor(protocol.RESOURCES_CHANGED, protocol.ServerNotification(server=server_id))
+        from host_bridge.lsp.protocol import ServerNotification
+
+        self.notify_editor(methods.RESOURCES_CHANGED, ServerNotification(server=server_id))
 
     def resource_updated(self, server_id: str, uri: str) -> None:
         """``hostBridge/resourceUpdated``."""
-        self.notify_editor(protocol.RESOURCE_UPDATED, protocol.ResourceUpdatedNotification(server=server_id, uri=uri))
+        from host_bridge.lsp.protocol import ResourceUpdatedNotification
+
+        self.notify_editor(methods.RESOURCE_UPDATED, ResourceUpdatedNotification(server=server_id, uri=uri))
 
     def notice(self, server_id: str | None, message: str) -> None:
         """Something the user should know."""
@@ -368,7 +410,11 @@ def rpc_errors(handler: Callable[_P, Awaitable[_R]]) -> Callable[_P, Coroutine[A
             return await handler(*args, **kwargs)
         except HubError as error:
             raise JsonRpcException(error.message, error.code, error.data) from error
-        except ValidationError as error:
+        except Exception as error:
+            from pydantic import ValidationError  # imported already: only the models' validation raises it
+
+            if not isinstance(error, ValidationError):
+                raise
             details = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in error.errors())
             raise JsonRpcInvalidParams(f"invalid params: {details}") from error
 

@@ -14,20 +14,19 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from host_bridge.consent.policy import Decision
-from host_bridge.consent.store import ConsentStoreError
 from host_bridge.hub.errors import INTERNAL_ERROR
-from host_bridge.lsp import protocol
-from host_bridge.lsp.protocol import AskConsentParams, AskConsentResult, RootDecision, SetConsentParams
-from host_bridge.lsp.server import Core, HostBridgeServer, params_dict, rpc_errors
-from host_bridge.uris import UriError, canonical_uri, parse_file_uri
-from host_bridge.workspace.models import Candidate
+from host_bridge.lsp import methods
+from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 if TYPE_CHECKING:
     from host_bridge.hub.connection import ServerConnection, ServerStatus
+    from host_bridge.lsp.protocol import AskConsentResult, RootDecision
+    from host_bridge.lsp.server import Core
+    from host_bridge.workspace.models import Candidate
+
+# The consent core, pydantic and the models are imported when first used, after ``initialize`` is answered.
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +85,8 @@ class ConsentPrompts:
             core.tasks.start_soon(self._prompt, core, connection, roots, state == "awaitingTrust")
 
     def _unasked(self, core: Core, fingerprint: str) -> list[tuple[Candidate, str]]:
+        from host_bridge.uris import UriError, parse_file_uri
+
         found: list[tuple[Candidate, str]] = []
         for candidate in core.registry.candidates:
             try:
@@ -117,12 +118,16 @@ class ConsentPrompts:
     async def _ask_editor(
         self, connection: ServerConnection, roots: list[tuple[Candidate, str]], trust_required: bool
     ) -> AskConsentResult | None:
+        from pydantic import ValidationError
+
+        from host_bridge.lsp.protocol import AskConsentParams, AskConsentResult
+
         params = AskConsentParams(
             server=connection.config.ref(), roots=tuple(c for c, _ in roots), trust_required=trust_required
         )
         try:
             raw: Any = await asyncio.wait_for(
-                self._server.protocol.send_request_async(protocol.ASK_CONSENT, params.to_wire()),
+                self._server.protocol.send_request_async(methods.ASK_CONSENT, params.to_wire()),
                 self._server.options.consent_timeout,
             )
         except TimeoutError:
@@ -142,6 +147,8 @@ class ConsentPrompts:
     async def _ask_messages(
         self, connection: ServerConnection, roots: list[tuple[Candidate, str]], trust_required: bool
     ) -> AskConsentResult | None:
+        from host_bridge.lsp.protocol import AskConsentResult
+
         label = connection.config.label
         trust: bool | None = None
         if trust_required:
@@ -215,6 +222,9 @@ class ConsentPrompts:
     def _record(
         self, core: Core, connection: ServerConnection, fingerprint: str, path: str, item: RootDecision
     ) -> None:
+        from host_bridge.consent.policy import Decision
+        from host_bridge.consent.store import ConsentStoreError
+
         try:
             core.policy.set(fingerprint, path, Decision(item.decision), server_id=connection.id)
         except ConsentStoreError as error:
@@ -226,9 +236,14 @@ def setup(server: HostBridgeServer) -> None:
     server.consent = ConsentPrompts(server)
     server.server_listeners.append(server.consent.server_changed)
 
-    @server.feature(protocol.SET_CONSENT)
+    @server.feature(methods.SET_CONSENT)
     @rpc_errors
     async def set_consent(ls: HostBridgeServer, params: Any) -> None:
+        from host_bridge.consent.policy import Decision
+        from host_bridge.consent.store import ConsentStoreError
+        from host_bridge.lsp.protocol import SetConsentParams
+        from host_bridge.uris import UriError, canonical_uri
+
         request = SetConsentParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         fingerprint = core.hub.connection(request.server).config.fingerprint

@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import anyio.abc
 from lsprotocol import types
 
-from host_bridge.lsp import protocol
-from host_bridge.lsp.protocol import InitializationOptions
 from host_bridge.lsp.server import Core, HostBridgeServer
-from host_bridge.storage import default_storage_dir
-from host_bridge.workspace.models import WorkspaceFolder
+
+if TYPE_CHECKING:
+    import anyio.abc
+
+# The core, pydantic and the models are imported after ``initialize`` is answered, where they are used.
 
 logger = logging.getLogger(__name__)
 
@@ -32,16 +32,16 @@ def setup(server: HostBridgeServer) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: HostBridgeServer, params: types.InitializeParams) -> None:
-        ls.folders = _folders(params)
-        ls.options, problems = InitializationOptions.lenient(params.initialization_options)
-        for problem in problems:
-            logger.warning("%s", problem)
+        ls.set_initial_folders(_folders(params))
+        # Validated in `initialized`: pydantic is not imported before the editor has its answer.
+        ls.raw_options = params.initialization_options
         ls.consent_ui = _declares_consent_ui(params.capabilities)
         if params.process_id is not None:
             ls.spawn(_watch_editor(ls, params.process_id), name="editor watchdog")
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: HostBridgeServer, params: types.InitializedParams) -> None:
+        _ = ls.options  # validated now, so a bad option is reported at start
         ls.start_core(lambda tasks: _build_core(ls, tasks), ls.sync.start)
 
     @server.feature(types.SHUTDOWN)
@@ -49,11 +49,12 @@ def setup(server: HostBridgeServer) -> None:
         await ls.stop_core()
 
 
-def _folders(params: types.InitializeParams) -> list[WorkspaceFolder]:
+def _folders(params: types.InitializeParams) -> list[tuple[str, str | None]]:
+    """The editor's folders as ``(uri, name)``."""
     if params.workspace_folders:
-        return [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.workspace_folders]
+        return [(f.uri, f.name) for f in params.workspace_folders]
     if params.root_uri:
-        return [WorkspaceFolder(uri=params.root_uri)]
+        return [(params.root_uri, None)]
     return []
 
 
@@ -70,7 +71,9 @@ def _build_core(ls: HostBridgeServer, tasks: anyio.abc.TaskGroup) -> Core:
     from host_bridge.consent.store import ConsentStore, ConsentStoreError
     from host_bridge.hub.audit import AuditLog
     from host_bridge.hub.hub import Hub
+    from host_bridge.lsp import protocol
     from host_bridge.roots import RootsRegistry
+    from host_bridge.storage import default_storage_dir
 
     protocol.resolve_hub_models()
     storage = ls.options.storage_dir or default_storage_dir()

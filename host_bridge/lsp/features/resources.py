@@ -4,25 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from host_bridge.lsp import protocol
+from host_bridge.lsp import methods
 from host_bridge.lsp.progress import WorkDone
-from host_bridge.lsp.protocol import (
-    CompleteArgumentParams,
-    ListResourcesParams,
-    ListResourceTemplatesParams,
-    ListResourceTemplatesResult,
-    ReadResourceParams,
-    SubscriptionParams,
-)
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 
 def setup(server: HostBridgeServer) -> None:
     """Register the resource requests."""
 
-    @server.feature(protocol.LIST_RESOURCES)
+    @server.feature(methods.LIST_RESOURCES)
     @rpc_errors
     async def list_resources(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+        from host_bridge.lsp.protocol import ListResourcesParams
+
         request = ListResourcesParams.model_validate(params_dict(params))
         with WorkDone(ls, request.work_done_token, "Listing MCP resources") as progress:
             if not ls.ready.is_set():
@@ -38,9 +32,11 @@ def setup(server: HostBridgeServer) -> None:
             progress.outcome = f"{len(page.items)} resources{more}"
         return page.to_wire()
 
-    @server.feature(protocol.LIST_RESOURCE_TEMPLATES)
+    @server.feature(methods.LIST_RESOURCE_TEMPLATES)
     @rpc_errors
     async def list_resource_templates(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+        from host_bridge.lsp.protocol import ListResourceTemplatesParams, ListResourceTemplatesResult
+
         request = ListResourceTemplatesParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         if request.server is not None:
@@ -48,9 +44,11 @@ def setup(server: HostBridgeServer) -> None:
         items = await core.hub.broker.list_templates(request.server)
         return ListResourceTemplatesResult(items=items).to_wire()
 
-    @server.feature(protocol.COMPLETE_ARGUMENT)
+    @server.feature(methods.COMPLETE_ARGUMENT)
     @rpc_errors
     async def complete_argument(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+        from host_bridge.lsp.protocol import CompleteArgumentParams
+
         request = CompleteArgumentParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         completion = await core.hub.broker.complete(
@@ -58,9 +56,11 @@ def setup(server: HostBridgeServer) -> None:
         )
         return completion.to_wire()
 
-    @server.feature(protocol.READ_RESOURCE)
+    @server.feature(methods.READ_RESOURCE)
     @rpc_errors
     async def read_resource(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+        from host_bridge.lsp.protocol import ReadResourceParams
+
         request = ReadResourceParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         core.hub.connection(request.server)
@@ -69,16 +69,20 @@ def setup(server: HostBridgeServer) -> None:
         )
         return result.to_wire()
 
-    @server.feature(protocol.SUBSCRIBE)
+    @server.feature(methods.SUBSCRIBE)
     @rpc_errors
     async def subscribe(ls: HostBridgeServer, params: Any) -> None:
+        from host_bridge.lsp.protocol import SubscriptionParams
+
         request = SubscriptionParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         await core.hub.broker.subscribe(request.server, request.uri)
 
-    @server.feature(protocol.UNSUBSCRIBE)
+    @server.feature(methods.UNSUBSCRIBE)
     @rpc_errors
     async def unsubscribe(ls: HostBridgeServer, params: Any) -> None:
+        from host_bridge.lsp.protocol import SubscriptionParams
+
         request = SubscriptionParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         await core.hub.broker.unsubscribe(request.server, request.uri)

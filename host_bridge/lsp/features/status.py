@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from host_bridge.lsp import protocol
-from host_bridge.lsp.protocol import ServerParams, StatusParams, StatusResult
+from host_bridge.lsp import methods
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 
 def setup(server: HostBridgeServer) -> None:
     """Register the status requests."""
 
-    @server.feature(protocol.STATUS)
+    @server.feature(methods.STATUS)
     @rpc_errors
     async def status(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+        from host_bridge.lsp.protocol import StatusParams, StatusResult
+
         StatusParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         return StatusResult(servers=tuple(core.hub.statuses()), candidates=core.registry.candidates).to_wire()
 
-    @server.feature(protocol.RESTART_SERVER)
+    @server.feature(methods.RESTART_SERVER)
     @rpc_errors
     async def restart_server(ls: HostBridgeServer, params: Any) -> None:
+        from host_bridge.lsp.protocol import ServerParams
+
         request = ServerParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         core.hub.restart(request.server)

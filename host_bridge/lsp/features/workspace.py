@@ -9,15 +9,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
+from typing import TYPE_CHECKING
 
-import anyio
 from lsprotocol import types
 
-from host_bridge.hub.config import load_servers
-from host_bridge.lsp.server import Core, HostBridgeServer
-from host_bridge.uris import UriError, canonical_path, parse_file_uri
-from host_bridge.workspace.detect import detect
-from host_bridge.workspace.models import WorkspaceFolder
+from host_bridge.lsp.server import HostBridgeServer
+
+if TYPE_CHECKING:
+    from host_bridge.lsp.server import Core
+    from host_bridge.workspace.models import WorkspaceFolder
+
+# Detection, the config loader and the models are imported when first used, after ``initialize`` is answered.
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +55,8 @@ class WorkspaceSync:
         core.tasks.start_soon(self._run, core, name="workspace sync")
 
     async def _run(self, core: Core) -> None:
+        import anyio
+
         while True:
             await self._dirty.wait()
             await anyio.sleep(self._debounce)
@@ -63,6 +67,11 @@ class WorkspaceSync:
                 logger.exception("re-reading the workspace failed; keeping the previous candidates and servers")
 
     async def _refresh(self, core: Core) -> None:
+        import anyio.to_thread
+
+        from host_bridge.hub.config import load_servers
+        from host_bridge.workspace.detect import detect
+
         folders = list(self._server.folders)
         options = self._server.options
         detection = await anyio.to_thread.run_sync(detect, folders)
@@ -81,6 +90,8 @@ class WorkspaceSync:
 
 
 def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:
+    from host_bridge.uris import UriError, canonical_path, parse_file_uri
+
     paths: list[str] = []
     for folder in folders:
         try:
@@ -96,5 +107,7 @@ def setup(server: HostBridgeServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(ls: HostBridgeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        from host_bridge.workspace.models import WorkspaceFolder
+
         added = [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.event.added]
         ls.sync.folders_changed(added, [f.uri for f in params.event.removed])
