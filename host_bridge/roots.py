@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Protocol
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 
@@ -30,6 +31,10 @@ from host_bridge.workspace.models import Candidate
 from host_bridge.workspace.watch import DirectoryWatcher
 
 logger = logging.getLogger(__name__)
+
+_WATCH_SETTLE = 0.25
+"""Seconds after the watched folders change before one more check, covering changes made while the new OS
+watch was being set up."""
 
 
 class Root(WireModel):
@@ -160,6 +165,8 @@ class RootsRegistry:
         self._loop_thread: int | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._watcher = DirectoryWatcher(self._on_fs_change)
+        self._tasks: anyio.abc.TaskGroup | None = None
+        """The task group of :meth:`run` while it runs."""
 
     def subscribe(self, listener: RootsListener) -> Callable[[], None]:
         """Hear about every server whose effective roots changed; returns an unsubscribe function."""
@@ -232,7 +239,8 @@ class RootsRegistry:
         for uri, access in checks.items():
             if previous.get(uri, Access.OK) != access:
                 self._notify_access(uri, access)
-        self._watcher.watch(self._watch_set(shared))
+        if self._watcher.watch(self._watch_set(shared)) and self._tasks is not None:
+            self._tasks.start_soon(self._recheck_after, _WATCH_SETTLE)
         changed: set[str] = set()
         for server_id, fingerprint in list(self._servers.items()):
             roots = tuple(
@@ -252,6 +260,7 @@ class RootsRegistry:
         self._loop_thread = threading.get_ident()
         self._token = anyio.lowlevel.current_token()
         async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
             tasks.start_soon(self._watcher.run)
             if self._poll_interval is not None:
                 tasks.start_soon(self._poll, self._poll_interval)
@@ -266,7 +275,12 @@ class RootsRegistry:
                         logger.exception("re-computing roots failed; keeping the previous lists")
             finally:
                 self._token = None
+                self._tasks = None
                 tasks.cancel_scope.cancel()
+
+    async def _recheck_after(self, delay: float) -> None:
+        await anyio.sleep(delay)
+        self._dirty.set()
 
     async def _poll(self, interval: float) -> None:
         while True:

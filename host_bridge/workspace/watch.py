@@ -33,12 +33,18 @@ class DirectoryWatcher:
         self._closed = False
         """Set once :meth:`run` is being cancelled."""
 
-    def watch(self, paths: Iterable[str]) -> None:
-        """Replace the watched set (missing directories are skipped until they exist)."""
+    def watch(self, paths: Iterable[str]) -> bool:
+        """Replace the watched set (missing directories are skipped until they exist); whether it changed.
+
+        The new OS watch starts a moment later: a change in between is not reported, so a caller that must
+        not miss one checks again shortly after a replacement.
+        """
         new = frozenset(paths)
-        if new != self._paths:
-            self._paths = new
-            self._replaced.set()
+        if new == self._paths:
+            return False
+        self._paths = new
+        self._replaced.set()
+        return True
 
     async def run(self) -> None:
         """Watch until cancelled."""
