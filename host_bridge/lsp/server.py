@@ -324,6 +324,10 @@ class HostBridgeServer(LanguageServer):
         elif not loop.is_closed():
             loop.call_soon_threadsafe(self.window_log_message, params)
 
+    def show_to_user(self, kind: types.MessageType, message: str) -> None:
+        """``window/showMessage``: something the user should see now, not only in the log."""
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
     # HubEvents.
 
     def server_changed(self, status: ServerStatus) -> None:

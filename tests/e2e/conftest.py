@@ -62,12 +62,18 @@ class BridgeClient(LanguageClient):
     def create(cls) -> BridgeClient:
         """pytest-lsp's default handlers (but our own log recorder) plus the hostBridge ones."""
         client = cls(converter_factory=raw_json_converter)
-        defaults = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != types.WINDOW_LOG_MESSAGE}
+        own = (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE)
+        defaults = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in own}
         register_lsp_features(client, defaults)
 
         @client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(ls: BridgeClient, params: types.LogMessageParams) -> None:
             ls.log_messages.append(params)
+            ls.poke()
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(ls: BridgeClient, params: types.ShowMessageParams) -> None:
+            ls.messages.append(params)
             ls.poke()
 
         @client.feature("hostBridge/serverChanged")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,27 @@ async def test_consent_ui_allowing_one_folder_shares_exactly_that_folder_with_se
     (fs,) = status["servers"]
     assert fs["state"] == "running"
     assert [r["uri"] for r in fs["sharedRoots"]] == [folder_uri(first)]
+
+
+@pytest.mark.asyncio
+async def test_a_shared_folder_that_is_deleted_is_withdrawn_and_the_user_is_shown_why(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, second = folders
+    client.answer_consent = allow_only(folder_uri(first))
+    await client.start_session(
+        [first, second], options(tmp_path, {"fs": peer_server("server-filesystem")}), consent_ui=True
+    )
+    first_uri = folder_uri(first)
+    await client.until(lambda: shared(client, "fs") == [first_uri])
+
+    shutil.rmtree(first)
+
+    await client.until(lambda: shared(client, "fs") == [])
+    await client.until(lambda: any("no longer exists" in m.message for m in client.messages))
+    (shown,) = [m for m in client.messages if "no longer exists" in m.message]
+    assert shown.type == types.MessageType.Warning
+    assert first_uri in shown.message
 
 
 @pytest.mark.asyncio

@@ -19,6 +19,8 @@ from host_bridge.lsp.server import Core, HostBridgeServer
 if TYPE_CHECKING:
     import anyio.abc
 
+    from host_bridge.roots import Access
+
 # The core, pydantic and the models are imported after ``initialize`` is answered, where they are used.
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,13 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: HostBridgeServer, params: None) -> None:
         await ls.stop_core()
+
+
+def _notice_kind(access: Access) -> types.MessageType:
+    """A shared folder that became unusable is a warning; one that recovered is news."""
+    from host_bridge.roots import Access
+
+    return types.MessageType.Info if access is Access.OK else types.MessageType.Warning
 
 
 def _folders(params: types.InitializeParams) -> list[tuple[str, str | None]]:
@@ -85,6 +94,7 @@ def _build_core(ls: HostBridgeServer, tasks: anyio.abc.TaskGroup) -> Core:
     policy = ConsentPolicy(store)
     registry = RootsRegistry(policy)
     policy.on_change(lambda _fingerprints: registry.invalidate())
+    registry.subscribe_notices(lambda notice: ls.show_to_user(_notice_kind(notice.access), notice.message))
     hub = Hub(policy, registry, ls, audit=AuditLog(storage))
     return Core(policy=policy, registry=registry, hub=hub, tasks=tasks)
 
