@@ -119,8 +119,7 @@ class Hub:
         if trusted and connection.state is ServerState.AWAITING_TRUST:
             self._start(connection)
         elif not trusted:
-            connection.last_error = "you did not trust this workspace-defined server; it is not started"
-            self.server_changed_to(connection, ServerState.STOPPED)
+            self._hold_untrusted(connection)
 
     def restart(self, server_id: str) -> None:
         """Restart a server now (also one that gave up after repeated crashes)."""
@@ -204,10 +203,14 @@ class Hub:
 
     # Internals.
 
-    def server_changed_to(self, connection: ServerConnection, state: ServerState) -> None:
+    def _set_state(self, connection: ServerConnection, state: ServerState) -> None:
         """Set a connection's state from outside its task (only while it is not running)."""
         connection.state = state
         self._events.server_changed(self._status(connection))
+
+    def _hold_untrusted(self, connection: ServerConnection) -> None:
+        connection.last_error = "you did not trust this workspace-defined server; it is not started"
+        self._set_state(connection, ServerState.STOPPED)
 
     def _status(self, connection: ServerConnection) -> ServerStatus:
         return connection.status(self.registry.roots_for(connection.id))
@@ -226,10 +229,9 @@ class Hub:
         self.registry.set_server(config.id, config.fingerprint)
         if self._needs_trust(connection):
             if self.policy.trusted(config.fingerprint) is False:
-                connection.last_error = "you did not trust this workspace-defined server; it is not started"
-                self.server_changed_to(connection, ServerState.STOPPED)
+                self._hold_untrusted(connection)
             else:
-                self.server_changed_to(connection, ServerState.AWAITING_TRUST)
+                self._set_state(connection, ServerState.AWAITING_TRUST)
         elif self._tasks is not None:
             self._start(connection)
 
@@ -246,7 +248,7 @@ class Hub:
         except Exception:
             logger.exception("[%s] connection task failed", connection.id)
             connection.last_error = "host_bridge failed while managing this server; see the log"
-            self.server_changed_to(connection, ServerState.FAILED)
+            self._set_state(connection, ServerState.FAILED)
         finally:
             done.set()
             self._running.pop(connection, None)
