@@ -25,6 +25,7 @@ import anyio
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from sdk_baseline import walk_resources
 
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.consent.store import ConsentStore
@@ -211,14 +212,7 @@ async def direct_listing(servers: int, count: int, repeat: int, work: Path) -> l
             totals: list[int] = []
 
             async def walk(client: Client) -> None:
-                total, cursor = 0, None
-                while True:
-                    page = await client.list_resources(cursor=cursor)
-                    total += len(page.resources)
-                    cursor = page.next_cursor
-                    if cursor is None:
-                        break
-                totals.append(total)
+                totals.append(await walk_resources(client))
 
             for _ in range(repeat):
                 totals.clear()

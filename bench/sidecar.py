@@ -33,6 +33,7 @@ from lsprotocol import types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from pygls.lsp.client import LanguageClient
+from sdk_baseline import walk_resources
 
 from host_bridge.lsp.server import raw_json_converter
 
@@ -184,20 +185,10 @@ async def direct_listing(count: int, repeat: int, work: Path) -> list[float]:
             ]
             for _ in range(repeat):
                 start = time.perf_counter()
-                totals = await asyncio.gather(*(walk(client) for client in clients))
+                totals = await asyncio.gather(*(walk_resources(client) for client in clients))
                 times.append(time.perf_counter() - start)
                 assert sum(totals) == 3 * count
     return times
-
-
-async def walk(client: Client) -> int:
-    total, cursor = 0, None
-    while True:
-        page = await client.list_resources(cursor=cursor)
-        total += len(page.resources)
-        cursor = page.next_cursor
-        if cursor is None:
-            return total
 
 
 # (c) reading a big blob.
