@@ -77,6 +77,15 @@ def uris(roots: tuple[Root, ...]) -> list[str]:
     return [r.uri for r in roots]
 
 
+async def share(registry: RootsRegistry, recorder: Recorder, grants: Grants, *folders: Path) -> None:
+    """Allow ``folders`` for server A, make them the candidates, and wait until A has them all."""
+    for folder in folders:
+        grants.allow(FP_A, folder)
+    registry.set_candidates([candidate(f) for f in folders])
+    registry.set_server(SERVER_A, FP_A)
+    await recorder.wait_for(lambda: len(registry.roots_for(SERVER_A)) == len(folders))
+
+
 @pytest.fixture
 def grants() -> Grants:
     return Grants()
@@ -176,11 +185,7 @@ async def test_a_deleted_root_is_withdrawn_with_one_change_and_a_notice(
     keep, gone = tmp_path / "keep", tmp_path / "gone"
     keep.mkdir()
     (gone / "deep").mkdir(parents=True)
-    grants.allow(FP_A, keep)
-    grants.allow(FP_A, gone)
-    registry.set_candidates([candidate(keep), candidate(gone)])
-    registry.set_server(SERVER_A, FP_A)
-    await recorder.wait_for(lambda: len(registry.roots_for(SERVER_A)) == 2)
+    await share(registry, recorder, grants, keep, gone)
     gone_uri = path_to_uri(canonical_path(gone))
     changes_before = len(recorder.changes)
 
@@ -200,10 +205,7 @@ async def test_a_renamed_root_is_withdrawn(
     registry, recorder = running
     proj = tmp_path / "proj"
     proj.mkdir()
-    grants.allow(FP_A, proj)
-    registry.set_candidates([candidate(proj)])
-    registry.set_server(SERVER_A, FP_A)
-    await recorder.wait_for(lambda: len(registry.roots_for(SERVER_A)) == 1)
+    await share(registry, recorder, grants, proj)
 
     proj.rename(tmp_path / "renamed")
 
@@ -217,10 +219,7 @@ async def test_a_root_whose_permissions_are_removed_is_withdrawn_and_comes_back_
     registry, recorder = running
     proj = tmp_path / "proj"
     proj.mkdir()
-    grants.allow(FP_A, proj)
-    registry.set_candidates([candidate(proj)])
-    registry.set_server(SERVER_A, FP_A)
-    await recorder.wait_for(lambda: len(registry.roots_for(SERVER_A)) == 1)
+    await share(registry, recorder, grants, proj)
     try:
         proj.chmod(0)
         await recorder.wait_for(lambda: registry.roots_for(SERVER_A) == ())
