@@ -116,9 +116,14 @@ class Hub:
         """Record the user's trust in a workspace-defined server and start (or keep stopped) accordingly."""
         connection = self.connection(server_id)
         self.policy.set_trust(connection.config.fingerprint, trusted, server_id=server_id)
-        if trusted and connection.state is ServerState.AWAITING_TRUST:
-            self._start(connection)
+        if trusted and connection.state in (ServerState.AWAITING_TRUST, ServerState.STOPPED):
+            if connection not in self._running:
+                self._start(connection)
         elif not trusted:
+            if connection in self._running:
+                # A connection is good for one life; a fresh one waits for trust to be given again.
+                connection.stop()
+                connection = self._connections[server_id] = self._new_connection(connection.config)
             self._hold_untrusted(connection)
 
     def restart(self, server_id: str) -> None:
@@ -218,14 +223,16 @@ class Hub:
     def _needs_trust(self, connection: ServerConnection) -> bool:
         return connection.config.workspace_defined and self.policy.trusted(connection.config.fingerprint) is not True
 
-    def _add(self, config: ServerConfig) -> None:
-        connection = ServerConnection(
+    def _new_connection(self, config: ServerConfig) -> ServerConnection:
+        return ServerConnection(
             config,
             roots=lambda: self.registry.roots_for(config.id),
             events=self,
             settings=self._connection_settings,
         )
-        self._connections[config.id] = connection
+
+    def _add(self, config: ServerConfig) -> None:
+        connection = self._connections[config.id] = self._new_connection(config)
         self.registry.set_server(config.id, config.fingerprint)
         if self._needs_trust(connection):
             if self.policy.trusted(config.fingerprint) is False:

@@ -17,7 +17,7 @@ from mcp import MCPError
 
 from host_bridge.hub.config import load_servers
 from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
-from host_bridge.hub.errors import UpstreamError
+from host_bridge.hub.errors import ServerNotRunningError, UpstreamError
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = pytest.mark.anyio
@@ -286,3 +286,26 @@ async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_n
         assert h.state("repo-b") == "stopped"
         assert h.hub.connection("repo-b").starts == 0
         assert "did not trust" in (h.hub.connection("repo-b").last_error or "")
+
+
+async def test_withdrawing_trust_from_a_running_workspace_server_stops_it_until_trusted_again(tmp_path: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".vscode").mkdir(parents=True)
+    entry = python_server("resources_server", "--pin", "2025-11-25")
+    (workspace / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"repo": entry}}))
+    servers = list(load_servers(None, [str(workspace)]).servers)
+    async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
+        h.hub.trust("repo", True)
+        await h.wait_running("repo")
+        running = h.hub.connection("repo")
+
+        h.hub.trust("repo", False)
+
+        assert h.state("repo") == "stopped"
+        assert "did not trust" in (h.hub.connection("repo").last_error or "")
+        await h.recorder.wait_for(lambda: running.state.value == "stopped")
+        with pytest.raises(ServerNotRunningError):
+            h.hub.client("repo")
+        h.hub.trust("repo", True)
+        await h.wait_running("repo")
+        assert h.hub.connection("repo") is not running
