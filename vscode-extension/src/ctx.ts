@@ -1,0 +1,178 @@
+// The one object that owns the sidecar client, the output channel, the known server states and every
+// disposable. Features (consent, pickers, documents, status, tree) receive it and never touch the
+// LanguageClient's lifecycle themselves.
+import * as vscode from "vscode";
+import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrpc";
+import { ResponseError } from "vscode-languageclient";
+import type { LanguageClient } from "vscode-languageclient/node";
+import * as protocol from "./protocol";
+
+/** Handles `hostBridge/askConsent`; set by the consent feature. */
+export type ConsentHandler = (
+  params: protocol.AskConsentParams,
+  token: CancellationToken,
+) => Promise<protocol.AskConsentResult>;
+
+/** A sidecar request failed; `message` is the sidecar's sentence, ready to show. */
+export class SidecarError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+
+  /** The sidecar's error code for "resource not found". */
+  static readonly NOT_FOUND = -32002;
+  /** The server is configured but not running. */
+  static readonly NOT_RUNNING = -32802;
+  /** The editor cancelled the request. */
+  static readonly CANCELLED = -32800;
+}
+
+/** What the status bar and pickers show about the sidecar itself. */
+export type SidecarState =
+  | { kind: "starting"; detail?: string }
+  | { kind: "running" }
+  | { kind: "stopped"; reason?: string }
+  | { kind: "failed"; reason: string };
+
+export class Ctx implements vscode.Disposable {
+  /** The sidecar's and MCP servers' log (`[<server id>] ` prefixed lines come from the servers). */
+  readonly log: vscode.LogOutputChannel;
+  /** Latest `hostBridge/serverChanged` per server id, in first-seen order. */
+  readonly servers = new Map<string, protocol.ServerStatus>();
+  /** Disposed when the extension deactivates. */
+  readonly subscriptions: vscode.Disposable[] = [];
+
+  private client: LanguageClient | undefined;
+  private consentHandler: ConsentHandler | undefined;
+  private state: SidecarState = { kind: "starting" };
+
+  private readonly serverChangedEmitter = new vscode.EventEmitter<protocol.ServerStatus>();
+  private readonly resourcesChangedEmitter = new vscode.EventEmitter<protocol.ServerNotification>();
+  private readonly resourceUpdatedEmitter = new vscode.EventEmitter<protocol.ResourceUpdatedNotification>();
+  private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
+  private readonly startedEmitter = new vscode.EventEmitter<void>();
+
+  /** A server's status changed (state, shared roots, last error …). */
+  readonly onServerChanged = this.serverChangedEmitter.event;
+  /** A server's resource list changed: pickers and the tree should reload it. */
+  readonly onResourcesChanged = this.resourcesChangedEmitter.event;
+  /** A subscribed resource changed. */
+  readonly onResourceUpdated = this.resourceUpdatedEmitter.event;
+  /** The sidecar itself started, stopped or failed. */
+  readonly onStateChanged = this.stateEmitter.event;
+  /** A new sidecar process is running: subscriptions must be re-established, lists reloaded. */
+  readonly onStarted = this.startedEmitter.event;
+
+  constructor(readonly extension: vscode.ExtensionContext) {
+    this.log = vscode.window.createOutputChannel("MCP Host Bridge", { log: true });
+    this.subscriptions.push(
+      this.log,
+      this.serverChangedEmitter,
+      this.resourcesChangedEmitter,
+      this.resourceUpdatedEmitter,
+      this.stateEmitter,
+      this.startedEmitter,
+    );
+  }
+
+  /** The sidecar's current state. */
+  get sidecarState(): SidecarState {
+    return this.state;
+  }
+
+  /** Install the `hostBridge/askConsent` handler (one per extension). */
+  setConsentHandler(handler: ConsentHandler): void {
+    this.consentHandler = handler;
+  }
+
+  /** Send a request to the sidecar; rejects with a {@link SidecarError} whose message can be shown as is. */
+  async request<P, R>(type: RequestType<P, R, void>, params: RequestParam<P>, token?: vscode.CancellationToken): Promise<R> {
+    const client = this.client;
+    if (client === undefined || this.state.kind !== "running") {
+      throw new SidecarError(this.notRunningMessage(), undefined, undefined);
+    }
+    try {
+      return await client.sendRequest(type, params, token);
+    } catch (error) {
+      if (error instanceof ResponseError) {
+        throw new SidecarError(error.message, error.code, error.data);
+      }
+      throw new SidecarError(error instanceof Error ? error.message : String(error), undefined, undefined);
+    }
+  }
+
+  /** Send a notification-free status query; an empty status while the sidecar is down. */
+  async status(): Promise<protocol.StatusResult> {
+    if (this.state.kind !== "running") {
+      return { servers: [...this.servers.values()], candidates: [] };
+    }
+    const result = await this.request(protocol.status, {});
+    this.servers.clear();
+    for (const server of result.servers) {
+      this.servers.set(server.id, server);
+    }
+    return result;
+  }
+
+  /** Called by the client module when a new sidecar is up: wires its notifications into the events. */
+  attach(client: LanguageClient): void {
+    this.client = client;
+    client.onNotification(protocol.serverChanged, (status) => {
+      this.servers.set(status.id, status);
+      this.serverChangedEmitter.fire(status);
+    });
+    client.onNotification(protocol.resourcesChanged, (params) => this.resourcesChangedEmitter.fire(params));
+    client.onNotification(protocol.resourceUpdated, (params) => this.resourceUpdatedEmitter.fire(params));
+    client.onRequest(protocol.askConsent, async (params, token) => {
+      if (this.consentHandler === undefined) {
+        return { decisions: [] };
+      }
+      return this.consentHandler(params, token);
+    });
+  }
+
+  /** Called by the client module when the sidecar state changes. */
+  setState(state: SidecarState): void {
+    this.state = state;
+    if (state.kind !== "running") {
+      for (const [id, server] of this.servers) {
+        this.servers.set(id, { ...server, state: "stopped", sharedRoots: [] });
+      }
+    }
+    this.stateEmitter.fire(state);
+    if (state.kind === "running") {
+      this.startedEmitter.fire();
+    }
+  }
+
+  /** Show an error from a request to the user, unless it was a cancellation. */
+  showError(what: string, error: unknown): void {
+    if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    this.log.error(`${what}: ${message}`);
+    void vscode.window.showErrorMessage(`${what}: ${message}`);
+  }
+
+  private notRunningMessage(): string {
+    switch (this.state.kind) {
+      case "starting":
+        return "The MCP host bridge is still starting; try again in a moment.";
+      case "failed":
+        return `The MCP host bridge is not running: ${this.state.reason} Run "MCP: Restart Host Bridge" after fixing it.`;
+      default:
+        return 'The MCP host bridge is not running; run "MCP: Restart Host Bridge".';
+    }
+  }
+
+  dispose(): void {
+    for (const item of this.subscriptions.splice(0).reverse()) {
+      item.dispose();
+    }
+  }
+}

@@ -1,0 +1,29 @@
+// Composition root: builds the context, registers each feature, starts the sidecar. Nothing else.
+import type * as vscode from "vscode";
+import { Sidecar } from "./client";
+import { registerConsent } from "./consent";
+import { Ctx } from "./ctx";
+import { registerDocuments } from "./documents";
+import { registerPickers } from "./pickers";
+import { registerStatus } from "./status";
+import { registerTree } from "./tree";
+
+let ctx: Ctx | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  ctx = new Ctx(context);
+  const sidecar = new Sidecar(ctx);
+  ctx.subscriptions.push(sidecar);
+  registerConsent(ctx);
+  registerDocuments(ctx);
+  registerPickers(ctx);
+  registerStatus(ctx, sidecar);
+  registerTree(ctx);
+  await sidecar.start();
+}
+
+export async function deactivate(): Promise<void> {
+  const current = ctx;
+  ctx = undefined;
+  current?.dispose();
+}

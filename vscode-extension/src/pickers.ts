@@ -1,0 +1,5 @@
+import type { Ctx } from "./ctx";
+
+export function registerPickers(ctx: Ctx): void {
+  void ctx;
+}

@@ -1,0 +1,7 @@
+import type { Sidecar } from "./client";
+import type { Ctx } from "./ctx";
+
+export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
+  void ctx;
+  void sidecar;
+}

@@ -1,0 +1,5 @@
+import type { Ctx } from "./ctx";
+
+export function registerTree(ctx: Ctx): void {
+  void ctx;
+}
