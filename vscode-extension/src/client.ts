@@ -1,22 +1,213 @@
-// Starts, restarts and stops the sidecar (being written; the public API below is fixed).
-import type * as vscode from "vscode";
+// Starts, restarts and stops the sidecar (`python -m host_bridge serve`) through vscode-languageclient.
+// Restarts are serialized (at most one queued); after 5 crashes in 3 minutes it stays stopped and says so.
+import { spawn } from "node:child_process";
+import * as readline from "node:readline";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  Trace,
+  type CloseHandlerResult,
+  type ErrorHandlerResult,
+  type LanguageClientOptions,
+  type StaticFeature,
+} from "vscode-languageclient/node";
+import { CrashPolicy, LineRing, MAX_CRASHES, SerialQueue } from "./crashPolicy";
 import type { Ctx } from "./ctx";
+import type { InitializationOptions } from "./protocol";
+import { sidecarPython } from "./python";
+
+/** Settings whose change needs a new sidecar (they are sent in `initialize`). */
+const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.servers", "hostBridge.readWorkspaceConfig"];
+
+/** Declares `experimental.hostBridge.consentUi`: this editor answers `hostBridge/askConsent`. */
+const consentUiFeature: StaticFeature = {
+  fillClientCapabilities(capabilities) {
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), hostBridge: { consentUi: true } };
+  },
+  initialize() {},
+  getState() {
+    return { kind: "static" };
+  },
+  clear() {},
+};
+
+/** The options the sidecar gets in `initialize`; workspace-defined servers only in a trusted workspace. */
+export function initializationOptions(ctx: Ctx): InitializationOptions {
+  const config = vscode.workspace.getConfiguration("hostBridge");
+  return {
+    storageDir: ctx.extension.globalStorageUri.fsPath,
+    servers: config.get<Record<string, unknown>>("servers", {}),
+    readWorkspaceConfig: vscode.workspace.isTrusted && config.get<boolean>("readWorkspaceConfig", true),
+  };
+}
 
 export class Sidecar implements vscode.Disposable {
-  constructor(private readonly ctx: Ctx) {}
+  private client: LanguageClient | undefined;
+  private readonly queue = new SerialQueue();
+  private readonly crashes = new CrashPolicy();
+  private readonly stderr = new LineRing();
+  private readonly disposables: vscode.Disposable[] = [];
+  private disposed = false;
 
-  /** Start the sidecar (finding Python, bootstrapping its environment on first use). */
-  async start(): Promise<void> {
-    void this.ctx;
+  constructor(private readonly ctx: Ctx) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (RESTART_SETTINGS.some((setting) => event.affectsConfiguration(setting))) {
+          ctx.log.info("settings changed; restarting the sidecar");
+          void this.restart();
+        }
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        ctx.log.info("the workspace is trusted now; restarting to read its MCP server files");
+        void this.restart();
+      }),
+    );
   }
-
-  /** Restart it; restarts are serialized and at most one waits behind the running one. */
-  async restart(): Promise<void> {}
 
   /** The sidecar's process id while it runs. */
   get pid(): number | undefined {
-    return undefined;
+    return this.client?.serverProcess?.pid;
   }
 
-  dispose(): void {}
+  /** Start the sidecar (finding Python, bootstrapping its environment on first use). */
+  start(): Promise<void> {
+    return this.queue.run(() => this.startNow());
+  }
+
+  /** Restart by hand: forgets past crashes. Serialized; a burst of calls gives one restart. */
+  restart(): Promise<void> {
+    return this.queue.run(async () => {
+      this.crashes.reset();
+      await this.stopNow();
+      await this.startNow();
+    });
+  }
+
+  private async startNow(): Promise<void> {
+    if (this.disposed) {
+      return;
+    }
+    this.ctx.setState({ kind: "starting" });
+    let python: string;
+    try {
+      python = await sidecarPython(this.ctx);
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const client = this.createClient(python);
+    this.client = client;
+    this.ctx.attach(client);
+    client.onDidChangeState(({ newState }) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (newState === State.Running) {
+        this.ctx.setState({ kind: "running" });
+      } else if (newState === State.Starting) {
+        this.ctx.setState({ kind: "starting" });
+      }
+    });
+    try {
+      await client.start();
+      const trace = vscode.workspace.getConfiguration("hostBridge").get<string>("trace.server", "off");
+      await client.setTrace(Trace.fromString(trace));
+    } catch (error) {
+      if (this.client === client) {
+        this.fail(`the sidecar did not start: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  private createClient(python: string): LanguageClient {
+    const options: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.ctx.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(this.ctx),
+      errorHandler: {
+        error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue, handled: true }),
+        closed: (): CloseHandlerResult => this.closed(),
+      },
+      stdioOptions: {
+        stdout: () => undefined,
+        stderr: (input) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => {
+            this.stderr.push(line);
+            this.ctx.log.trace(`[sidecar] ${line}`);
+          });
+        },
+      },
+    };
+    const serverOptions = async () =>
+      spawn(python, ["-m", "host_bridge", "serve"], {
+        cwd: this.ctx.extension.globalStorageUri.fsPath,
+        env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" },
+        stdio: "pipe",
+        windowsHide: true,
+      });
+    const client = new LanguageClient("hostBridge", "MCP Host Bridge", serverOptions, options);
+    client.registerFeature(consentUiFeature);
+    return client;
+  }
+
+  /** The connection closed without a stop: a crash. Restart unless it crashed too often. */
+  private closed(): CloseHandlerResult {
+    for (const line of this.stderr.drain()) {
+      this.ctx.log.error(`[sidecar] ${line}`);
+    }
+    if (this.crashes.crashed(Date.now())) {
+      this.ctx.log.warn(`the sidecar stopped unexpectedly; restarting it (${this.crashes.recent} of ${MAX_CRASHES})`);
+      this.ctx.setState({ kind: "starting", detail: "restarting after a crash" });
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.fail(`the sidecar crashed ${MAX_CRASHES} times in 3 minutes, so it is stopped.`);
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private fail(reason: string): void {
+    this.ctx.log.error(reason);
+    this.ctx.setState({ kind: "failed", reason });
+    void vscode.window
+      .showErrorMessage(`MCP Host Bridge: ${reason}`, "Restart", "Show Log")
+      .then((choice) => {
+        if (choice === "Restart") {
+          void this.restart();
+        } else if (choice === "Show Log") {
+          this.ctx.log.show();
+        }
+      });
+  }
+
+  private async stopNow(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) {
+      return;
+    }
+    this.ctx.setState({ kind: "stopped" });
+    try {
+      await client.stop(5_000);
+    } catch (error) {
+      this.ctx.log.warn(`stopping the sidecar: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await client.dispose().catch(() => undefined);
+  }
+
+  /** Stop the sidecar (its MCP servers stop with it). */
+  async stop(): Promise<void> {
+    await this.queue.run(() => this.stopNow());
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const item of this.disposables.splice(0)) {
+      item.dispose();
+    }
+    void this.stopNow();
+  }
 }

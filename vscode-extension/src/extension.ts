@@ -9,10 +9,11 @@ import { registerStatus } from "./status";
 import { registerTree } from "./tree";
 
 let ctx: Ctx | undefined;
+let sidecar: Sidecar | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   ctx = new Ctx(context);
-  const sidecar = new Sidecar(ctx);
+  sidecar = new Sidecar(ctx);
   ctx.subscriptions.push(sidecar);
   registerConsent(ctx);
   registerDocuments(ctx);
@@ -25,5 +26,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 export async function deactivate(): Promise<void> {
   const current = ctx;
   ctx = undefined;
+  // Stop the sidecar properly (shutdown, exit) so its MCP servers stop before the extension host exits.
+  await sidecar?.stop();
+  sidecar = undefined;
   current?.dispose();
 }
