@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest";
+import type { ServerStatus } from "../../src/protocol";
+import {
+  escapeMarkdown,
+  fileUriPath,
+  rootName,
+  serverActions,
+  serverPickTexts,
+  sharedFolderCount,
+  sidecarPickTexts,
+  statusBarView,
+  statusTooltip,
+} from "../../src/statusModel";
+
+function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus {
+  return { label: overrides.id, source: "settings", transport: "stdio", state: "running", sharedRoots: [], ...overrides };
+}
+
+const acme = { uri: "file:///home/me/acme", name: "acme" };
+const api = { uri: "file:///home/me/acme/api", name: "acme-api" };
+
+describe("statusBarView", () => {
+  it("counts running servers and distinct shared folders", () => {
+    const servers = [
+      server({ id: "fs", sharedRoots: [acme, api] }),
+      server({ id: "git", sharedRoots: [acme] }),
+      server({ id: "web" }),
+    ];
+    const view = statusBarView({ kind: "running" }, servers);
+    expect(view.text).toBe("$(plug) MCP 3 · 2 folders shared");
+    expect(view.warning).toBe(false);
+  });
+
+  it("shows running out of all servers when some are not running", () => {
+    const view = statusBarView({ kind: "running" }, [server({ id: "a" }), server({ id: "b", state: "starting" })]);
+    expect(view.text).toBe("$(plug) MCP 1/2 · no folders shared");
+  });
+
+  it("says one folder in the singular", () => {
+    const view = statusBarView({ kind: "running" }, [server({ id: "a", sharedRoots: [acme] })]);
+    expect(view.text).toBe("$(plug) MCP 1 · 1 folder shared");
+  });
+
+  it("warns when any server failed", () => {
+    const view = statusBarView({ kind: "running" }, [server({ id: "a" }), server({ id: "b", state: "failed" })]);
+    expect(view.warning).toBe(true);
+  });
+
+  it("spins without a warning while the sidecar starts", () => {
+    const view = statusBarView({ kind: "starting" }, []);
+    expect(view.text).toBe("$(sync~spin) MCP starting…");
+    expect(view.warning).toBe(false);
+  });
+
+  it("warns when the sidecar failed or stopped", () => {
+    expect(statusBarView({ kind: "failed", reason: "Python 3.9 is too old." }, []).warning).toBe(true);
+    expect(statusBarView({ kind: "stopped" }, []).warning).toBe(true);
+    expect(statusBarView({ kind: "failed", reason: "x" }, []).text).toContain("failed");
+  });
+
+  it("says so when no server is configured", () => {
+    expect(statusBarView({ kind: "running" }, []).text).toBe("$(plug) MCP · no servers");
+  });
+});
+
+describe("statusTooltip", () => {
+  it("lists each server with its state and shared folders", () => {
+    const tooltip = statusTooltip({ kind: "running" }, [
+      server({ id: "fs", label: "Files", sharedRoots: [acme, api] }),
+      server({ id: "web", label: "Web", state: "failed", lastError: "npx was not found;\ninstall Node." }),
+    ], 4242);
+    expect(tooltip).toContain("running (pid 4242)");
+    expect(tooltip).toContain("- **Files** — running; shares acme, acme\\-api");
+    expect(tooltip).toContain("- **Web** — failed");
+    expect(tooltip).toContain("npx was not found; install Node\\.");
+  });
+
+  it("escapes Markdown in server labels", () => {
+    const tooltip = statusTooltip({ kind: "running" }, [server({ id: "x", label: "[click](command:evil)" })]);
+    expect(tooltip).not.toContain("[click](command:evil)");
+    expect(tooltip).toContain("\\[click\\]\\(command:evil\\)");
+  });
+
+  it("gives the sidecar's failure reason", () => {
+    expect(statusTooltip({ kind: "failed", reason: "Python was not found." }, [])).toContain("failed: Python was not found\\.");
+  });
+
+  it("tells how to add servers when none is configured", () => {
+    expect(statusTooltip({ kind: "running" }, [])).toContain("hostBridge.servers");
+  });
+});
+
+describe("shared folders", () => {
+  it("counts a folder shared with two servers once", () => {
+    expect(sharedFolderCount([server({ id: "a", sharedRoots: [acme] }), server({ id: "b", sharedRoots: [acme, api] })])).toBe(2);
+  });
+
+  it("names a folder without a name by the last segment of its path", () => {
+    expect(rootName({ uri: "file:///home/me/my%20project/" })).toBe("my project");
+    expect(rootName({ uri: "file:///home/me/acme", name: "Acme" })).toBe("Acme");
+  });
+
+  it("shows Windows paths without the leading slash", () => {
+    expect(fileUriPath("file:///c%3A/work/acme")).toBe("c:/work/acme");
+  });
+
+  it("leaves a URI that is not a file URI as it is", () => {
+    expect(fileUriPath("https://example.com/x")).toBe("https://example.com/x");
+  });
+});
+
+describe("status picker texts", () => {
+  it("describes a server by state and protocol revision", () => {
+    const texts = serverPickTexts(
+      server({ id: "fs", label: "Files", protocolVersion: "2025-11-25", sharedRoots: [acme, { uri: "file:///srv/data" }] }),
+    );
+    expect(texts).toEqual({ label: "Files", description: "running · 2025-11-25", detail: "shares acme, data" });
+  });
+
+  it("says no folders are shared and gives the last error", () => {
+    const texts = serverPickTexts(server({ id: "web", state: "awaitingTrust", lastError: "It crashed.\nSee the log." }));
+    expect(texts.description).toBe("awaiting trust");
+    expect(texts.detail).toBe("no folders shared — last error: It crashed. See the log.");
+  });
+
+  it("has no sidecar entry while the sidecar runs", () => {
+    expect(sidecarPickTexts({ kind: "running" })).toBeUndefined();
+  });
+
+  it("puts the sidecar's failure reason in its entry", () => {
+    const texts = sidecarPickTexts({ kind: "failed", reason: "Python 3.9 is too old; set hostBridge.python." });
+    expect(texts?.label).toContain("failed");
+    expect(texts?.description).toBe("Python 3.9 is too old; set hostBridge.python.");
+    expect(texts?.detail).toContain("restart");
+  });
+
+  it("offers every action for a server while the sidecar runs", () => {
+    const ids = serverActions(server({ id: "fs" }), { kind: "running" }).map((action) => action.id);
+    expect(ids).toEqual(["restartServer", "manageFolders", "showLog", "restartSidecar"]);
+  });
+
+  it("does not offer to restart a server while the sidecar is down", () => {
+    const ids = serverActions(server({ id: "fs", state: "stopped" }), { kind: "stopped" }).map((action) => action.id);
+    expect(ids).not.toContain("restartServer");
+    expect(ids).toContain("restartSidecar");
+  });
+});
+
+describe("escapeMarkdown", () => {
+  it("escapes every Markdown punctuation character", () => {
+    expect(escapeMarkdown("a_b*c`d")).toBe("a\\_b\\*c\\`d");
+  });
+});
