@@ -5,8 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PEERS  := tests/peers/node_modules/.installed
+EXT    := vscode-extension
+EXTNPM := $(EXT)/node_modules/.installed
+VSIX   := $(EXT)/dist/host-bridge-$(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | head -n 1).vsix
 
-.PHONY: install tools run test lint typecheck unit bench clean
+.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,13 +32,37 @@ tools:
 	      || echo "warning: could not install neovim; its example test will be skipped"; \
 	  else echo "note: nvim not installed and apt-get not usable; the Neovim example test will be skipped"; fi; }
 
-install: $(STAMP) $(PEERS)
+# The VS Code extension's toolchain (TypeScript, esbuild, vsce, vitest), pinned in its package-lock.json.
+$(EXTNPM): $(EXT)/package.json $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP) $(PEERS) $(EXTNPM)
+
+# Regenerate the TypeScript mirror of the pydantic protocol models.
+protocol: $(STAMP)
+	$(BIN)/python -m host_bridge.lsp.typescript --write $(EXT)/src/protocol.ts
+
+# Type-check, bundle and package the extension with the sidecar wheel; then check the package's contents.
+extension: install
+	$(BIN)/python -m host_bridge.lsp.typescript --check $(EXT)/src/protocol.ts
+	cd $(EXT) && npx tsc --noEmit -p .
+	cd $(EXT) && node scripts/build.mjs --minify
+	$(BIN)/python $(EXT)/scripts/bundle_python.py
+	cd $(EXT) && npx vsce package --no-dependencies --out dist/
+	$(BIN)/python $(EXT)/scripts/check_vsix.py $(VSIX)
+
+# Unit tests (no VS Code), then the real sidecar driven from Node through src/protocol.ts.
+extension-test: extension
+	cd $(EXT) && npx vitest run --project unit
+	cd $(EXT) && HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx vitest run --project integration
 
 run: install
 	$(BIN)/host-bridge connect --list .
 
 lint: install
-	$(BIN)/ruff check host_bridge tests bench
+	$(BIN)/ruff check host_bridge tests bench $(EXT)/scripts
+	$(BIN)/ruff format --check host_bridge tests bench $(EXT)/scripts
 
 typecheck: install
 	$(BIN)/pyright
@@ -44,7 +71,9 @@ unit: install
 	$(BIN)/pytest tests/unit
 
 test: install tools lint typecheck
+	$(BIN)/python -m host_bridge.lsp.typescript --check $(EXT)/src/protocol.ts
 	$(BIN)/pytest
+	$(MAKE) extension-test
 
 bench: install
 	$(BIN)/python bench/detect.py
@@ -52,4 +81,4 @@ bench: install
 	$(BIN)/python bench/sidecar.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules $(EXT)/node_modules $(EXT)/dist $(EXT)/python

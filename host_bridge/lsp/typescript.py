@@ -11,8 +11,8 @@ TypeScript for models the sidecar sends; ``None`` defaults are left out on the w
 from __future__ import annotations
 
 import argparse
-import re
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,7 +163,8 @@ def _model_classes(roots: list[type[BaseModel]]) -> dict[str, type[BaseModel]]:
 def _nested_models(annotation: object) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
-    return [m for arg in getattr(annotation, "__args__", ()) for m in _nested_models(arg)]
+    args = cast(tuple[object, ...], getattr(cast(Any, annotation), "__args__", ()))
+    return [m for arg in args for m in _nested_models(arg)]
 
 
 def generate() -> str:
