@@ -62,7 +62,6 @@ run: install
 
 lint: install
 	$(BIN)/ruff check host_bridge tests bench $(EXT)/scripts
-	$(BIN)/ruff format --check host_bridge tests bench $(EXT)/scripts
 
 typecheck: install
 	$(BIN)/pyright
