@@ -58,6 +58,8 @@ _FLOOD_SECONDS = 5
 _RELISTEN_DELAY = 1.0
 _RELISTEN_MAX_DELAY = 30.0
 _UPSTREAM_MESSAGE_CHARS = 300
+_SLICE = 2**16
+"""Characters checked at a time when sizing a big text or blob (a multiple of 4, for base64)."""
 
 _TERMINAL_SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI, e.g. colours
@@ -631,7 +633,7 @@ class ResourceBroker:
                 # One character is at least one byte: a text this long is too large without encoding it.
                 if total + len(item.text) > limit:
                     raise ResourceTooLargeError(server, uri, total + len(item.text), limit)
-                total += len(item.text.encode("utf-8", "surrogatepass"))
+                total += _utf8_size(item.text)
                 if total > limit:
                     raise ResourceTooLargeError(server, uri, total, limit)
                 contents.append(Content(uri=uri, mime_type=item.mime_type, text=item.text))
@@ -640,8 +642,8 @@ class ResourceBroker:
                 if total + estimate > limit:
                     raise ResourceTooLargeError(server, uri, total + estimate, limit)
                 try:
-                    total += len(base64.b64decode(item.blob, validate=True))
-                except (binascii.Error, ValueError):
+                    total += _base64_size(item.blob)
+                except ValueError:
                     raise UpstreamError(server, f"returned invalid base64 for {uri}") from None
                 contents.append(Content(uri=uri, mime_type=item.mime_type, blob=item.blob))
         return tuple(contents)
@@ -1035,6 +1037,28 @@ def _dump(model: BaseModel | None) -> dict[str, Any] | None:
 
 def _dump_required(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _utf8_size(text: str) -> int:
+    """The UTF-8 size of ``text`` (lone surrogates count 3 bytes), without holding an encoded copy."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[start : start + _SLICE].encode("utf-8", "surrogatepass")) for start in range(0, len(text), _SLICE)
+    )
+
+
+def _base64_size(blob: str) -> int:
+    """The decoded size of strict base64 ``blob``; raises ``ValueError`` when it is not (RFC 4648, padded, no
+    whitespace). Decodes slice by slice and keeps nothing, so a 16 MiB blob is never held a second time."""
+    if len(blob) % 4:
+        raise ValueError("base64 length is not a multiple of 4")
+    padding = 2 if blob.endswith("==") else 1 if blob.endswith("=") else 0
+    if blob.find("=", 0, len(blob) - padding) >= 0:
+        raise ValueError("misplaced base64 padding")
+    for start in range(0, len(blob), _SLICE):
+        binascii.a2b_base64(blob[start : start + _SLICE], strict_mode=True)
+    return len(blob) // 4 * 3 - padding
 
 
 def _b64url(data: bytes) -> str:
