@@ -1,5 +1,447 @@
-import type { Ctx } from "./ctx";
+// "MCP: Pick Resource" and "MCP: Insert Resource": one quick pick over every server's resources and
+// templates, filled page by page as the sidecar answers; templates ask their variables with completions.
+import * as vscode from "vscode";
+import { SidecarError, type Ctx } from "./ctx";
+import { insertionFor, loadResource, openResource, readWithProgress, type OpenTarget } from "./documents";
+import { LatestQuery } from "./latestQuery";
+import * as protocol from "./protocol";
+import { ResourceCatalog, displayName, resourceText, templateText, type Row } from "./resourceModel";
 
+interface RowItem extends vscode.QuickPickItem {
+  readonly row: Row;
+}
+
+// While pages keep arriving the list is replaced at most this often: every replacement sends the whole
+// list to the renderer.
+const RENDER_INTERVAL_MS = 200;
+
+/** Quick pick items for catalog rows, made once per resource so replacing the list stays cheap. */
+class RowItems {
+  private readonly byItem = new WeakMap<object, RowItem>();
+  private readonly separators = new Map<string, RowItem>();
+  private readonly warnings = new Map<string, RowItem>();
+
+  itemFor(row: Row): RowItem {
+    switch (row.kind) {
+      case "separator":
+        return this.cached(this.separators, `${row.server}\n${row.label}`, () => ({
+          row,
+          label: row.label,
+          kind: vscode.QuickPickItemKind.Separator,
+        }));
+      case "warning":
+        return this.cached(this.warnings, row.text, () => ({
+          row,
+          label: `$(warning) ${row.text}`,
+          detail: "Select to show the log.",
+          alwaysShow: true,
+        }));
+      case "resource": {
+        let item = this.byItem.get(row.item);
+        if (item === undefined) {
+          const text = resourceText(row.item);
+          item = { row, label: text.label, description: text.description, detail: text.detail };
+          this.byItem.set(row.item, item);
+        }
+        return item;
+      }
+      case "template": {
+        let item = this.byItem.get(row.item);
+        if (item === undefined) {
+          const text = templateText(row.item);
+          item = { row, label: `$(symbol-variable) ${text.label}`, description: text.description, detail: text.detail };
+          this.byItem.set(row.item, item);
+        }
+        return item;
+      }
+    }
+  }
+
+  private cached(map: Map<string, RowItem>, key: string, make: () => RowItem): RowItem {
+    let item = map.get(key);
+    if (item === undefined) {
+      item = make();
+      map.set(key, item);
+    }
+    return item;
+  }
+}
+
+type Choice =
+  | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
+  | { readonly kind: "template"; readonly item: protocol.TemplateItem };
+
+/** Show the resource quick pick; the chosen resource or template, `undefined` when dismissed. */
+function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
+  const picker = vscode.window.createQuickPick<RowItem>();
+  picker.title = title;
+  picker.placeholder = "Filter by title, name, URI or description";
+  picker.matchOnDescription = true;
+  picker.matchOnDetail = true;
+  picker.keepScrollPosition = true;
+  picker.busy = true;
+
+  const cancellation = new vscode.CancellationTokenSource();
+  const token = cancellation.token;
+  const catalog = new ResourceCatalog([...ctx.servers.keys()], (id) => ctx.servers.get(id)?.label ?? id);
+  const items = new RowItems();
+  let renderTimer: ReturnType<typeof setTimeout> | undefined;
+  let lastRender = 0;
+  let loading = true;
+
+  const render = (): void => {
+    renderTimer = undefined;
+    lastRender = Date.now();
+    const active = picker.activeItems[0];
+    const shown = catalog.rows().map((row) => items.itemFor(row));
+    picker.items = shown;
+    // Replacing the items moves the selection to the top: keep the one the user moved to (items are never
+    // removed), and never start on a warning, so Enter opens a resource.
+    if (active !== undefined && active.row.kind !== "warning") {
+      picker.activeItems = [active];
+    } else if (picker.value === "") {
+      const first = shown.find((item) => item.row.kind === "resource" || item.row.kind === "template");
+      if (first !== undefined) {
+        picker.activeItems = [first];
+      }
+    }
+    if (!loading && catalog.size === 0) {
+      picker.placeholder =
+        catalog.warnings.length > 0
+          ? "No resources could be listed; see the warnings above."
+          : 'No MCP server offers resources right now. Run "MCP: Show Server Status" to see why.';
+    }
+  };
+  const scheduleRender = (): void => {
+    if (renderTimer !== undefined) {
+      return;
+    }
+    const wait = Math.max(0, lastRender + RENDER_INTERVAL_MS - Date.now());
+    renderTimer = setTimeout(render, wait);
+  };
+
+  const loadResources = async (): Promise<void> => {
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page = await ctx.request(protocol.listResources, cursor === undefined ? {} : { cursor }, token);
+      if (token.isCancellationRequested) {
+        return;
+      }
+      catalog.addResources(page.items);
+      if (page.warnings.length > 0) {
+        for (const warning of page.warnings) {
+          ctx.log.warn(`Listing resources: ${warning}`);
+        }
+        catalog.addWarnings(page.warnings);
+      }
+      scheduleRender();
+      cursor = page.nextCursor;
+      if (cursor !== undefined && seen.has(cursor)) {
+        catalog.addWarnings(["The host bridge repeated a page of resources; the list may be incomplete."]);
+        return;
+      }
+      if (cursor !== undefined) {
+        seen.add(cursor);
+      }
+    } while (cursor !== undefined);
+  };
+  const loadTemplates = async (): Promise<void> => {
+    const result = await ctx.request(protocol.listResourceTemplates, {}, token);
+    if (!token.isCancellationRequested) {
+      catalog.addTemplates(result.items);
+      scheduleRender();
+    }
+  };
+  const reportFailure = (what: string) => (error: unknown) => {
+    if (token.isCancellationRequested) {
+      return;
+    }
+    if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.log.error(`${what}: ${message}`);
+    catalog.addWarnings([`${what}: ${message}`]);
+  };
+
+  return new Promise<Choice | undefined>((resolve) => {
+    let settled = false;
+    const finish = (choice: Choice | undefined): void => {
+      if (!settled) {
+        settled = true;
+        resolve(choice);
+      }
+    };
+    picker.onDidAccept(() => {
+      const row = picker.selectedItems[0]?.row ?? picker.activeItems[0]?.row;
+      if (row === undefined || row.kind === "separator") {
+        return;
+      }
+      if (row.kind === "warning") {
+        ctx.log.show(true);
+        return;
+      }
+      finish(row);
+      picker.hide();
+    });
+    picker.onDidHide(() => {
+      cancellation.cancel();
+      cancellation.dispose();
+      if (renderTimer !== undefined) {
+        clearTimeout(renderTimer);
+      }
+      picker.dispose();
+      finish(undefined);
+    });
+    picker.show();
+    void Promise.allSettled([
+      loadResources().catch(reportFailure("Listing MCP resources failed")),
+      loadTemplates().catch(reportFailure("Listing MCP resource templates failed")),
+    ]).then(() => {
+      loading = false;
+      if (token.isCancellationRequested) {
+        return;
+      }
+      picker.busy = false;
+      if (renderTimer !== undefined) {
+        clearTimeout(renderTimer);
+      }
+      render();
+    });
+  });
+}
+
+interface ValueItem extends vscode.QuickPickItem {
+  readonly value: string;
+}
+
+const BACK = Symbol("back");
+
+/** Ask one template variable, with the server's completions; the value, {@link BACK}, or `undefined`. */
+function askVariable(
+  ctx: Ctx,
+  template: protocol.TemplateItem,
+  index: number,
+  known: Readonly<Record<string, string>>,
+  initial: string,
+): Promise<string | typeof BACK | undefined> {
+  const name = template.variables[index] ?? "";
+  const picker = vscode.window.createQuickPick<ValueItem>();
+  picker.title = `${displayName(template)}: ${template.uriTemplate}`;
+  picker.step = index + 1;
+  picker.totalSteps = template.variables.length;
+  picker.placeholder = `Value of "${name}" (type any value, or choose a suggestion)`;
+  picker.ignoreFocusOut = true;
+  picker.buttons = index > 0 ? [vscode.QuickInputButtons.Back] : [];
+  picker.value = initial;
+
+  let suggestions: string[] = [];
+  let completionFailed = false;
+  const render = (): void => {
+    const typed = picker.value;
+    const items: ValueItem[] = [];
+    if (!suggestions.includes(typed)) {
+      items.push({ value: typed, label: typed === "" ? "(empty)" : typed, description: "the value as typed", alwaysShow: true });
+    }
+    // The server already filtered its suggestions by what was typed.
+    for (const value of suggestions) {
+      items.push({ value, label: value, alwaysShow: true });
+    }
+    picker.items = items;
+  };
+  const query = new LatestQuery<protocol.Completion>(
+    async (value, signal) => {
+      const source = new vscode.CancellationTokenSource();
+      signal.addEventListener("abort", () => source.cancel());
+      try {
+        return await ctx.request(
+          protocol.completeArgument,
+          { server: template.server, uriTemplate: template.uriTemplate, name, value, arguments: { ...known } },
+          source.token,
+        );
+      } finally {
+        source.dispose();
+      }
+    },
+    (_value, completion) => {
+      picker.busy = false;
+      suggestions = completion.values;
+      render();
+    },
+    (_value, error) => {
+      picker.busy = false;
+      if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+        return;
+      }
+      if (!completionFailed) {
+        completionFailed = true;
+        ctx.log.info(`No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${String(error)}`);
+      }
+    },
+  );
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (answer: string | typeof BACK | undefined): void => {
+      if (!settled) {
+        settled = true;
+        resolve(answer);
+      }
+    };
+    picker.onDidChangeValue((value) => {
+      render();
+      picker.busy = true;
+      query.update(value);
+    });
+    picker.onDidTriggerButton((button) => {
+      if (button === vscode.QuickInputButtons.Back) {
+        finish(BACK);
+        picker.hide();
+      }
+    });
+    picker.onDidAccept(() => {
+      finish(picker.selectedItems[0]?.value ?? picker.activeItems[0]?.value ?? picker.value);
+      picker.hide();
+    });
+    picker.onDidHide(() => {
+      query.dispose();
+      picker.dispose();
+      finish(undefined);
+    });
+    render();
+    picker.show();
+    picker.busy = true;
+    query.update(initial);
+  });
+}
+
+/** Ask every variable of a template in turn; the arguments, or `undefined` when the user gave up. */
+async function askArguments(ctx: Ctx, template: protocol.TemplateItem): Promise<Record<string, string> | undefined> {
+  const values: Record<string, string> = {};
+  let index = 0;
+  while (index < template.variables.length) {
+    const name = template.variables[index] ?? "";
+    const known: Record<string, string> = {};
+    for (const earlier of template.variables.slice(0, index)) {
+      const value = values[earlier];
+      if (value !== undefined) {
+        known[earlier] = value;
+      }
+    }
+    const answer = await askVariable(ctx, template, index, known, values[name] ?? "");
+    if (answer === undefined) {
+      return undefined;
+    }
+    if (answer === BACK) {
+      index = Math.max(0, index - 1);
+      continue;
+    }
+    values[name] = answer;
+    index += 1;
+  }
+  return values;
+}
+
+/**
+ * Let the user choose a resource, or a template and its arguments (which is then read); what to open or
+ * insert, `undefined` when the user gave up or the template could not be read (the error was shown).
+ */
+export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget | undefined> {
+  if (ctx.sidecarState.kind !== "running") {
+    try {
+      // Fails at once with the sentence that says why the bridge is not running and what to do.
+      await ctx.request(protocol.status, {});
+    } catch (error) {
+      ctx.showError("Cannot list MCP resources", error);
+      return undefined;
+    }
+  }
+  const choice = await chooseRow(ctx, title);
+  if (choice === undefined) {
+    return undefined;
+  }
+  if (choice.kind === "resource") {
+    const { server, uri, mimeType } = choice.item;
+    return { server, uri, name: displayName(choice.item), ...(mimeType !== undefined ? { mimeType } : {}) };
+  }
+  const template = choice.item;
+  const args = await askArguments(ctx, template);
+  if (args === undefined) {
+    return undefined;
+  }
+  const name = displayName(template);
+  try {
+    const result = await readWithProgress(ctx, `Reading ${name}…`, {
+      server: template.server,
+      uriTemplate: template.uriTemplate,
+      arguments: args,
+    });
+    if (result === undefined) {
+      return undefined;
+    }
+    return {
+      server: template.server,
+      uri: result.uri,
+      name,
+      ...(template.mimeType !== undefined ? { mimeType: template.mimeType } : {}),
+      result,
+    };
+  } catch (error) {
+    ctx.showError(`Could not read ${name}`, error);
+    return undefined;
+  }
+}
+
+async function insertResource(ctx: Ctx): Promise<void> {
+  if (vscode.window.activeTextEditor === undefined) {
+    void vscode.window.showInformationMessage(
+      'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
+    );
+    return;
+  }
+  const target = await pickResource(ctx, "MCP: Insert Resource");
+  if (target === undefined) {
+    return;
+  }
+  try {
+    const loaded = await loadResource(ctx, target);
+    if (loaded === undefined) {
+      return;
+    }
+    // The picker took the focus; the editor to insert into is the one active now.
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      void vscode.window.showInformationMessage(
+        'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
+      );
+      return;
+    }
+    const text = insertionFor(loaded);
+    const done = await editor.edit((builder) => {
+      for (const selection of editor.selections) {
+        builder.replace(selection, text);
+      }
+    });
+    if (!done) {
+      void vscode.window.showErrorMessage(
+        `Could not insert ${loaded.name}: the editor refused the change (is it read-only?). Try another editor.`,
+      );
+    }
+  } catch (error) {
+    ctx.showError(`Could not insert ${target.name ?? target.uri}`, error);
+  }
+}
+
+/** Registers "MCP: Pick Resource" and "MCP: Insert Resource". */
 export function registerPickers(ctx: Ctx): void {
-  void ctx;
+  ctx.subscriptions.push(
+    vscode.commands.registerCommand("hostBridge.pickResource", async () => {
+      const target = await pickResource(ctx, "MCP: Pick Resource");
+      if (target !== undefined) {
+        await openResource(ctx, target);
+      }
+    }),
+    vscode.commands.registerCommand("hostBridge.insertResource", () => insertResource(ctx)),
+  );
 }

@@ -1,0 +1,318 @@
+// What "MCP: Pick Resource" lists, without the vscode API: resources and templates gathered page by page,
+// grouped by server in configuration order, ordered by priority then name, and the text of each row.
+// Pages are merged into each server's sorted list, so a listing of tens of thousands of items stays linear
+// per page instead of re-sorting everything.
+import { formatSize } from "./mime";
+import type * as protocol from "./protocol";
+
+/** A row of the picker. */
+export type Row =
+  | { readonly kind: "separator"; readonly server: string; readonly label: string }
+  | { readonly kind: "warning"; readonly text: string }
+  | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
+  | { readonly kind: "template"; readonly item: protocol.TemplateItem };
+
+/** Priority assumed for a resource without `annotations.priority` (the middle of MCP's 0…1 range). */
+export const DEFAULT_PRIORITY = 0.5;
+
+/** A resource's `annotations.priority` when it is a number, else {@link DEFAULT_PRIORITY}. */
+export function priorityOf(item: protocol.ResourceItem): number {
+  const priority = item.annotations?.["priority"];
+  return typeof priority === "number" && Number.isFinite(priority) ? priority : DEFAULT_PRIORITY;
+}
+
+/** What a row shows as its name: the title, else the name. */
+export function displayName(item: { name: string; title?: string }): string {
+  return item.title !== undefined && item.title !== "" ? item.title : item.name;
+}
+
+/**
+ * A string whose plain `<` order is the natural, case- and accent-insensitive order of names: "file2"
+ * before "File10", "élan" beside "elan". Computed once per item, so sorting tens of thousands stays fast.
+ */
+export function nameKey(name: string): string {
+  return name
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase()
+    .replace(/\d+/g, (digits) => digits.replace(/^0+(?=\d)/, "").padStart(16, "0"));
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** An item with its sort keys worked out. */
+interface Keyed<T> {
+  readonly item: T;
+  readonly priority: number;
+  readonly key: string;
+  readonly tie: string;
+}
+
+function keyedResource(item: protocol.ResourceItem): Keyed<protocol.ResourceItem> {
+  return { item, priority: priorityOf(item), key: nameKey(displayName(item)), tie: item.uri };
+}
+
+function keyedTemplate(item: protocol.TemplateItem): Keyed<protocol.TemplateItem> {
+  return { item, priority: 0, key: nameKey(displayName(item)), tie: item.uriTemplate };
+}
+
+function compareKeyed<T>(a: Keyed<T>, b: Keyed<T>): number {
+  return b.priority - a.priority || compareStrings(a.key, b.key) || compareStrings(a.tie, b.tie);
+}
+
+/** Higher priority first, then by displayed name (natural order, ignoring case and accents), then by URI. */
+export function compareResources(a: protocol.ResourceItem, b: protocol.ResourceItem): number {
+  return compareKeyed(keyedResource(a), keyedResource(b));
+}
+
+/** Templates by displayed name, then by template. */
+export function compareTemplates(a: protocol.TemplateItem, b: protocol.TemplateItem): number {
+  return compareKeyed(keyedTemplate(a), keyedTemplate(b));
+}
+
+/**
+ * Merge two lists sorted by `compare` into one sorted list (stable: `left` first on ties). Each item of
+ * `right` finds its place by binary search, so merging a page of k items into n costs k·log n comparisons.
+ */
+export function mergeSorted<T>(left: readonly T[], right: readonly T[], compare: (a: T, b: T) => number): T[] {
+  const merged: T[] = [];
+  let from = 0;
+  for (const item of right) {
+    // First index in left[from…] whose element sorts after `item`.
+    let low = from;
+    let high = left.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compare(item, left[middle] as T) < 0) {
+        high = middle;
+      } else {
+        low = middle + 1;
+      }
+    }
+    for (let index = from; index < low; index += 1) {
+      merged.push(left[index] as T);
+    }
+    merged.push(item);
+    from = low;
+  }
+  for (let index = from; index < left.length; index += 1) {
+    merged.push(left[index] as T);
+  }
+  return merged;
+}
+
+interface ServerGroup {
+  resources: Keyed<protocol.ResourceItem>[];
+  templates: Keyed<protocol.TemplateItem>[];
+}
+
+/**
+ * Resources, templates and warnings of one listing. `serverOrder` and `serverLabel` come from the known
+ * server states; servers not in the order follow in first-seen order.
+ */
+export class ResourceCatalog {
+  private readonly groups = new Map<string, ServerGroup>();
+  private readonly warningList: string[] = [];
+  private cachedRows: Row[] | undefined;
+
+  constructor(
+    private readonly serverOrder: readonly string[] = [],
+    private readonly serverLabel: (server: string) => string = (server) => server,
+  ) {}
+
+  /** How many resources and templates have arrived. */
+  get size(): number {
+    let count = 0;
+    for (const group of this.groups.values()) {
+      count += group.resources.length + group.templates.length;
+    }
+    return count;
+  }
+
+  /** The warnings so far, without repeats. */
+  get warnings(): readonly string[] {
+    return this.warningList;
+  }
+
+  /** Add one page of `hostBridge/listResources`. */
+  addResources(items: readonly protocol.ResourceItem[]): void {
+    const byServer = new Map<string, Keyed<protocol.ResourceItem>[]>();
+    for (const item of items) {
+      const list = byServer.get(item.server) ?? [];
+      list.push(keyedResource(item));
+      byServer.set(item.server, list);
+    }
+    for (const [server, list] of byServer) {
+      const group = this.group(server);
+      group.resources = mergeSorted(group.resources, list.sort(compareKeyed), compareKeyed);
+    }
+    this.cachedRows = undefined;
+  }
+
+  /** Add the result of `hostBridge/listResourceTemplates`. */
+  addTemplates(items: readonly protocol.TemplateItem[]): void {
+    const byServer = new Map<string, Keyed<protocol.TemplateItem>[]>();
+    for (const item of items) {
+      const list = byServer.get(item.server) ?? [];
+      list.push(keyedTemplate(item));
+      byServer.set(item.server, list);
+    }
+    for (const [server, list] of byServer) {
+      const group = this.group(server);
+      group.templates = mergeSorted(group.templates, list.sort(compareKeyed), compareKeyed);
+    }
+    this.cachedRows = undefined;
+  }
+
+  /** Add warnings of a page (a server failed, pagination repeated …); repeats are dropped. */
+  addWarnings(warnings: readonly string[]): void {
+    for (const warning of warnings) {
+      if (!this.warningList.includes(warning)) {
+        this.warningList.push(warning);
+        this.cachedRows = undefined;
+      }
+    }
+  }
+
+  /**
+   * The rows to show: warnings first, then per server a separator, its resources, then its templates.
+   * The same array is returned until something is added.
+   */
+  rows(): readonly Row[] {
+    if (this.cachedRows !== undefined) {
+      return this.cachedRows;
+    }
+    const rows: Row[] = this.warningList.map((text) => ({ kind: "warning", text }));
+    for (const server of this.orderedServers()) {
+      const group = this.groups.get(server);
+      if (group === undefined || group.resources.length + group.templates.length === 0) {
+        continue;
+      }
+      rows.push({ kind: "separator", server, label: this.serverLabel(server) });
+      for (const { item } of group.resources) {
+        rows.push({ kind: "resource", item });
+      }
+      for (const { item } of group.templates) {
+        rows.push({ kind: "template", item });
+      }
+    }
+    this.cachedRows = rows;
+    return rows;
+  }
+
+  private orderedServers(): string[] {
+    const known = this.serverOrder.filter((server) => this.groups.has(server));
+    const rest = [...this.groups.keys()].filter((server) => !this.serverOrder.includes(server));
+    return [...known, ...rest];
+  }
+
+  private group(server: string): ServerGroup {
+    let group = this.groups.get(server);
+    if (group === undefined) {
+      group = { resources: [], templates: [] };
+      this.groups.set(server, group);
+    }
+    return group;
+  }
+}
+
+/** The texts of one picker row for a resource or template: label, description and detail. */
+export interface RowText {
+  readonly label: string;
+  readonly description: string;
+  readonly detail: string;
+}
+
+/**
+ * What a resource row shows: the title (else name) as label; the name when a title hides it, the MIME
+ * type, the size and the description, joined by " · "; the URI as detail.
+ */
+export function resourceText(item: protocol.ResourceItem): RowText {
+  const label = displayName(item);
+  const parts: string[] = [];
+  if (label !== item.name) {
+    parts.push(item.name);
+  }
+  if (item.mimeType !== undefined) {
+    parts.push(item.mimeType);
+  }
+  if (item.size !== undefined) {
+    parts.push(formatSize(item.size));
+  }
+  if (item.description !== undefined && item.description !== "") {
+    parts.push(item.description);
+  }
+  return { label, description: parts.join(" · "), detail: item.uri };
+}
+
+/** What a template row shows: like a resource, marked "template", with the URI template as detail. */
+export function templateText(item: protocol.TemplateItem): RowText {
+  const label = displayName(item);
+  const parts: string[] = ["template"];
+  if (label !== item.name) {
+    parts.push(item.name);
+  }
+  if (item.mimeType !== undefined) {
+    parts.push(item.mimeType);
+  }
+  if (item.description !== undefined && item.description !== "") {
+    parts.push(item.description);
+  }
+  return { label, description: parts.join(" · "), detail: item.uriTemplate };
+}
+
+/** A Markdown link to a resource: brackets in the name escaped, characters that end a link target encoded. */
+export function markdownLink(name: string, target: string): string {
+  const text = name.replace(/([\\[\]])/g, "\\$1").replace(/[\r\n]+/g, " ");
+  const href = target.replace(/[ ()<>\r\n]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+  return `[${text}](${href})`;
+}
+
+/** "<name>: <mime type>, <size>" for a binary resource that cannot be shown. */
+export function binarySummary(name: string, mimeType: string | undefined, bytes: number): string {
+  return `${name}: ${mimeType ?? "unknown type"}, ${formatSize(bytes)}`;
+}
+
+/** A resource to open or insert: what the tree and the picker know about it; `result` when already read. */
+export interface OpenTarget {
+  readonly server: string;
+  readonly uri: string;
+  readonly name?: string;
+  readonly mimeType?: string;
+  readonly result?: protocol.ReadResult;
+}
+
+/**
+ * Narrow a command argument to a resource to open: a `ResourceItem`, `{server, uri, name?, mimeType?}`,
+ * or a tree node carrying one of those as `item` or `resource`. `undefined` for anything else.
+ */
+export function asOpenTarget(value: unknown): OpenTarget | undefined {
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const record = value as Record<string, unknown>;
+  if (typeof record["server"] !== "string") {
+    for (const nested of [record["item"], record["resource"]]) {
+      if (typeof nested === "object" && nested !== null) {
+        return asOpenTarget(nested);
+      }
+    }
+    return undefined;
+  }
+  const { server, uri, name, title, mimeType } = record;
+  if (typeof server !== "string" || server === "" || typeof uri !== "string" || uri === "") {
+    return undefined;
+  }
+  const shownName =
+    typeof name === "string" && name !== ""
+      ? displayName({ name, ...(typeof title === "string" ? { title } : {}) })
+      : undefined;
+  return {
+    server,
+    uri,
+    ...(shownName !== undefined ? { name: shownName } : {}),
+    ...(typeof mimeType === "string" && mimeType !== "" ? { mimeType } : {}),
+  };
+}

@@ -1,0 +1,225 @@
+import { describe, expect, it } from "vitest";
+import type * as protocol from "../../src/protocol";
+import {
+  ResourceCatalog,
+  asOpenTarget,
+  binarySummary,
+  compareResources,
+  markdownLink,
+  mergeSorted,
+  nameKey,
+  priorityOf,
+  resourceText,
+  templateText,
+  type Row,
+} from "../../src/resourceModel";
+
+function resource(server: string, name: string, extra: Partial<protocol.ResourceItem> = {}): protocol.ResourceItem {
+  return { server, uri: `x://${server}/${name}`, name, ...extra };
+}
+
+function template(server: string, name: string): protocol.TemplateItem {
+  return { server, uriTemplate: `x://${server}/{${name}}`, name, variables: [name] };
+}
+
+function describeRows(rows: readonly Row[]): string[] {
+  return rows.map((row) => {
+    switch (row.kind) {
+      case "separator":
+        return `-- ${row.label}`;
+      case "warning":
+        return `! ${row.text}`;
+      case "resource":
+        return row.item.name;
+      case "template":
+        return `T ${row.item.name}`;
+    }
+  });
+}
+
+describe("priorityOf", () => {
+  it("reads annotations.priority and assumes the middle when it is missing or not a number", () => {
+    expect(priorityOf(resource("s", "a", { annotations: { priority: 0.9 } }))).toBe(0.9);
+    expect(priorityOf(resource("s", "a"))).toBe(0.5);
+    expect(priorityOf(resource("s", "a", { annotations: { priority: "high" } }))).toBe(0.5);
+  });
+});
+
+describe("compareResources", () => {
+  it("puts higher priority first, then orders by title or name naturally and ignoring case", () => {
+    const items = [
+      resource("s", "file10"),
+      resource("s", "File2"),
+      resource("s", "low", { annotations: { priority: 0.1 } }),
+      resource("s", "zed", { annotations: { priority: 1 } }),
+      resource("s", "b", { title: "Alpha" }),
+    ];
+    expect(items.sort(compareResources).map((item) => item.name)).toEqual(["zed", "b", "File2", "file10", "low"]);
+  });
+});
+
+describe("mergeSorted", () => {
+  it("merges two sorted lists into one sorted list, left first on ties", () => {
+    const byFirst = (a: [number, string], b: [number, string]) => a[0] - b[0];
+    expect(
+      mergeSorted<[number, string]>([[1, "l"], [3, "l"]], [[1, "r"], [2, "r"], [4, "r"]], byFirst),
+    ).toEqual([[1, "l"], [1, "r"], [2, "r"], [3, "l"], [4, "r"]]);
+  });
+
+  it("places a page into a long list with a logarithmic number of comparisons", () => {
+    const left = Array.from({ length: 50_000 }, (_, index) => index * 2);
+    const right = Array.from({ length: 500 }, (_, index) => index * 200 + 1);
+    let comparisons = 0;
+    const merged = mergeSorted(left, right, (a, b) => {
+      comparisons += 1;
+      return a - b;
+    });
+    expect(merged).toHaveLength(50_500);
+    expect(merged.slice(0, 4)).toEqual([0, 1, 2, 4]);
+    expect(comparisons).toBeLessThan(500 * 20);
+  });
+});
+
+describe("nameKey", () => {
+  it("orders digit runs by value and ignores case and accents", () => {
+    const names = ["file10", "File2", "élan", "Elan2", "file02", "zebra"];
+    expect([...names].sort((a, b) => (nameKey(a) < nameKey(b) ? -1 : nameKey(a) > nameKey(b) ? 1 : 0))).toEqual([
+      "élan",
+      "Elan2",
+      "File2",
+      "file02",
+      "file10",
+      "zebra",
+    ]);
+  });
+});
+
+describe("ResourceCatalog", () => {
+  it("groups by server in configuration order, each with its separator, resources then templates", () => {
+    const catalog = new ResourceCatalog(["b", "a"], (id) => `Server ${id.toUpperCase()}`);
+    catalog.addResources([resource("a", "a2"), resource("b", "b1"), resource("a", "a1")]);
+    catalog.addTemplates([template("a", "t")]);
+    expect(describeRows(catalog.rows())).toEqual(["-- Server B", "b1", "-- Server A", "a1", "a2", "T t"]);
+  });
+
+  it("keeps each server sorted as pages arrive out of order", () => {
+    const catalog = new ResourceCatalog(["s"]);
+    catalog.addResources([resource("s", "m"), resource("s", "c")]);
+    catalog.addResources([resource("s", "a"), resource("s", "z"), resource("s", "d")]);
+    expect(describeRows(catalog.rows())).toEqual(["-- s", "a", "c", "d", "m", "z"]);
+    expect(catalog.size).toBe(5);
+  });
+
+  it("lists servers missing from the configuration order after the known ones, in first-seen order", () => {
+    const catalog = new ResourceCatalog(["known"]);
+    catalog.addResources([resource("new2", "x"), resource("known", "y"), resource("new1", "z")]);
+    expect(describeRows(catalog.rows()).filter((row) => row.startsWith("--"))).toEqual(["-- known", "-- new2", "-- new1"]);
+  });
+
+  it("shows warnings first and only once", () => {
+    const catalog = new ResourceCatalog();
+    catalog.addWarnings(["server x failed"]);
+    catalog.addResources([resource("s", "a")]);
+    catalog.addWarnings(["server x failed", "server y repeated a cursor"]);
+    expect(describeRows(catalog.rows())).toEqual(["! server x failed", "! server y repeated a cursor", "-- s", "a"]);
+  });
+
+  it("returns the same rows until something is added", () => {
+    const catalog = new ResourceCatalog();
+    catalog.addResources([resource("s", "a")]);
+    const first = catalog.rows();
+    expect(catalog.rows()).toBe(first);
+    catalog.addResources([resource("s", "b")]);
+    expect(catalog.rows()).not.toBe(first);
+  });
+
+  it("takes fifty thousand resources in pages of 500 quickly", () => {
+    const catalog = new ResourceCatalog(["s0", "s1"]);
+    const started = Date.now();
+    for (let page = 0; page < 100; page += 1) {
+      const items: protocol.ResourceItem[] = [];
+      for (let index = 0; index < 500; index += 1) {
+        const n = (page * 7919 + index * 104729) % 1_000_003;
+        items.push(resource(`s${index % 2}`, `item-${n}`));
+      }
+      catalog.addResources(items);
+      catalog.rows();
+    }
+    expect(catalog.size).toBe(50_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const names = catalog
+      .rows()
+      .filter((row): row is Extract<Row, { kind: "resource" }> => row.kind === "resource" && row.item.server === "s0")
+      .map((row) => row.item);
+    let outOfOrder = 0;
+    for (let index = 1; index < names.length; index += 1) {
+      if (compareResources(names[index - 1] as protocol.ResourceItem, names[index] as protocol.ResourceItem) > 0) {
+        outOfOrder += 1;
+      }
+    }
+    expect(names).toHaveLength(25_000);
+    expect(outOfOrder).toBe(0);
+  });
+});
+
+describe("row texts", () => {
+  it("shows the name beside a title, then MIME type, size and description, with the URI as detail", () => {
+    const text = resourceText(
+      resource("s", "arch.md", { title: "Architecture", mimeType: "text/markdown", size: 1229, description: "How it fits" }),
+    );
+    expect(text).toEqual({
+      label: "Architecture",
+      description: "arch.md · text/markdown · 1.2 KB · How it fits",
+      detail: "x://s/arch.md",
+    });
+  });
+
+  it("shows only what a bare resource has", () => {
+    expect(resourceText(resource("s", "a"))).toEqual({ label: "a", description: "", detail: "x://s/a" });
+  });
+
+  it("marks templates and shows their URI template", () => {
+    expect(templateText(template("s", "id"))).toEqual({ label: "id", description: "template", detail: "x://s/{id}" });
+  });
+});
+
+describe("markdownLink", () => {
+  it("escapes brackets in the text and encodes characters that would end the target", () => {
+    expect(markdownLink("a [b] c", "mcp-resource://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-resource://s/a%20%281%29.png?x)");
+  });
+});
+
+describe("binarySummary", () => {
+  it("names the resource, its type and its size", () => {
+    expect(binarySummary("report.pdf", "application/pdf", 2048)).toBe("report.pdf: application/pdf, 2 KB");
+    expect(binarySummary("blob", undefined, 10)).toBe("blob: unknown type, 10 B");
+  });
+});
+
+describe("asOpenTarget", () => {
+  it("takes a resource item, showing its title as the name", () => {
+    expect(
+      asOpenTarget({ server: "s", uri: "x://a", name: "a.md", title: "A", mimeType: "text/markdown", size: 3 }),
+    ).toEqual({ server: "s", uri: "x://a", name: "A", mimeType: "text/markdown" });
+  });
+
+  it("takes a bare server and URI", () => {
+    expect(asOpenTarget({ server: "s", uri: "file:///etc/passwd" })).toEqual({ server: "s", uri: "file:///etc/passwd" });
+  });
+
+  it("finds the resource inside a tree node", () => {
+    expect(asOpenTarget({ kind: "resource", item: { server: "s", uri: "x://a", name: "a" } })).toEqual({
+      server: "s",
+      uri: "x://a",
+      name: "a",
+    });
+  });
+
+  it("refuses anything without a server and a URI", () => {
+    expect(asOpenTarget(undefined)).toBeUndefined();
+    expect(asOpenTarget("x://a")).toBeUndefined();
+    expect(asOpenTarget({ server: "s" })).toBeUndefined();
+    expect(asOpenTarget({ server: 1, uri: "x://a" })).toBeUndefined();
+    expect(asOpenTarget({ server: "", uri: "x://a" })).toBeUndefined();
+  });
+});

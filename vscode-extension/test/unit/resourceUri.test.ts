@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { RESOURCE_SCHEME, addressKey, decodeResourceUri, encodeResourceUri, resourceFileName } from "../../src/resourceUri";
+
+// What VS Code does to a URI's query between `Uri.from` and `Uri.parse(uri.toString())`: it encodes every
+// character outside the unreserved set and decodes percent escapes.
+function throughString(query: string): string {
+  return decodeURIComponent(encodeURIComponent(query));
+}
+
+const tricky = [
+  "demo://resource/static/document/architecture.md",
+  "file:///etc/passwd",
+  "file:///home/me/My Documents/résumé 2024.pdf",
+  "notes://日本語/ノート.md",
+  "emoji://😀/🎉?x=1#frag",
+  "x://host/a#b?c",
+  "x://host/a?b=c&d=e&server=evil&uri=evil",
+  "x://host/%41%2F%zz/100%",
+  "x://host/a+b%20c d",
+  "x://host/\u202eevil\u202c.txt",
+  `long://${"a/".repeat(20_000)}end.txt`,
+];
+
+describe("encodeResourceUri and decodeResourceUri", () => {
+  it.each(tricky)("give back exactly the server and URI of %s", (uri) => {
+    const address = { server: "My Server #1 / ü", uri };
+    const components = encodeResourceUri(address, "text/plain");
+    expect(decodeResourceUri(components)).toEqual(address);
+    expect(decodeResourceUri({ scheme: components.scheme, query: throughString(components.query) })).toEqual(address);
+  });
+
+  it("use the mcp-resource scheme, so a file:// resource is never read from the disk", () => {
+    const components = encodeResourceUri({ server: "fs", uri: "file:///etc/passwd" });
+    expect(components.scheme).toBe(RESOURCE_SCHEME);
+    expect(components.scheme).not.toBe("file");
+  });
+
+  it("keep the query to characters no layer re-interprets", () => {
+    const { query } = encodeResourceUri({ server: "s", uri: "weird://x/ ?#%&=+日本" });
+    expect(query).toMatch(/^[A-Za-z0-9%=&._~*'()!-]+$/);
+  });
+
+  it("end the path with a file name and an extension from the MIME type", () => {
+    const components = encodeResourceUri({ server: "everything", uri: "demo://resource/static/document/guide" }, "text/markdown");
+    expect(components.path).toBe("/resource/static/document/guide.md");
+    expect(components.authority).toBe("everything");
+  });
+
+  it("keep a name's own extension when it fits", () => {
+    expect(encodeResourceUri({ server: "s", uri: "x://h/pic.png" }, "image/png").path).toBe("/h/pic.png");
+  });
+
+  it("make a path segment of every odd character safe and keep the path short", () => {
+    const { path } = encodeResourceUri({ server: "s", uri: `x://h/${"d".repeat(300)}/${"e/".repeat(500)}a:b*c?.txt` });
+    expect(path.length).toBeLessThanOrEqual(260);
+    expect(path.endsWith("/a_b_c")).toBe(true);
+    expect(path).not.toMatch(/[?#:*]/);
+  });
+
+  it("never put a dot-dot segment in the path", () => {
+    const { path } = encodeResourceUri({ server: "s", uri: "x://h/../../etc/passwd" });
+    expect(path.split("/")).not.toContain("..");
+  });
+
+  it("label the authority with a lower-case form of the server id", () => {
+    expect(encodeResourceUri({ server: "My_Server", uri: "x://y" }).authority).toBe("my-server");
+    expect(encodeResourceUri({ server: "!!!", uri: "x://y" }).authority).toBe("server");
+  });
+
+  it("reject other schemes and incomplete queries", () => {
+    expect(decodeResourceUri({ scheme: "file", query: "server=s&uri=x" })).toBeUndefined();
+    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=s" })).toBeUndefined();
+    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "uri=x%3A%2F%2Fy" })).toBeUndefined();
+    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=s&uri=%E0%A4%A" })).toBeUndefined();
+  });
+
+  it("give different resources different URIs even when their paths look alike", () => {
+    const a = encodeResourceUri({ server: "s", uri: "x://h/a#1" });
+    const b = encodeResourceUri({ server: "s", uri: "x://h/a#2" });
+    expect(a.path).toBe(b.path);
+    expect(a.query).not.toBe(b.query);
+  });
+});
+
+describe("resourceFileName", () => {
+  it("falls back to the resource's name, then to 'resource'", () => {
+    expect(resourceFileName("x:", "text/markdown", "Release notes")).toBe("Release notes.md");
+    expect(resourceFileName("x:")).toBe("resource");
+  });
+
+  it("makes an SVG end in .xml so it opens as text", () => {
+    expect(resourceFileName("x://h/logo.svg", "image/svg+xml")).toBe("logo.svg.xml");
+    expect(resourceFileName("x://h/logo", "image/svg+xml")).toBe("logo.svg.xml");
+  });
+});
+
+describe("addressKey", () => {
+  it("tells apart servers and URIs that concatenate alike", () => {
+    expect(addressKey({ server: "a", uri: "bc" })).not.toBe(addressKey({ server: "ab", uri: "c" }));
+  });
+});
