@@ -4,14 +4,18 @@ records every ``hostBridge/*`` notification and log line, and answers consent pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
+import json
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
@@ -20,10 +24,14 @@ from host_bridge.uris import canonical_path, path_to_uri
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol"
+ROOTS_RECORDER = REPO / "tests" / "servers" / "roots_recorder.py"
 WAIT = 30.0
 """Seconds any awaited event may take (servers start in well under that)."""
 
-ConsentAnswer = Callable[[dict[str, Any]], dict[str, Any] | None]
+ConsentAnswer = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any] | None] | None]
+"""Answers ``hostBridge/askConsent``: a result, ``None``, or an awaitable of either (to answer late or never)."""
+MessageAnswer = Callable[[types.ShowMessageRequestParams], str | None]
+"""Answers ``window/showMessageRequest`` with an action title, or ``None`` (dismissed)."""
 
 
 def peer_server(package: str, *args: str) -> dict[str, Any]:
@@ -32,9 +40,41 @@ def peer_server(package: str, *args: str) -> dict[str, Any]:
     return {"type": "stdio", "command": node, "args": [str(PEERS / package / "dist" / "index.js"), *args]}
 
 
+def roots_recorder(record: Path) -> dict[str, Any]:
+    """Config entry for the fixture server that records every roots answer in ``record``.
+
+    Pinned to the handshake era, so it fetches its roots after ``initialized`` and on every ``list_changed``.
+    """
+    args = [str(ROOTS_RECORDER), "--pin", "2025-11-25", "--record", str(record)]
+    return {"type": "stdio", "command": sys.executable, "args": args}
+
+
+def recorded_roots(record: Path) -> list[list[str]]:
+    """Every roots answer a :func:`roots_recorder` got, as lists of URIs, oldest first."""
+    if not record.exists():
+        return []
+    entries = [json.loads(line) for line in record.read_text().splitlines()]
+    return [[root["uri"] for root in entry["roots"]] for entry in entries if "roots" in entry]
+
+
+async def until_recorded(record: Path, condition: Callable[[list[list[str]]], bool]) -> list[list[str]]:
+    """Poll ``record`` (tests/servers/README.md) until ``condition`` holds for its roots answers; return them."""
+    async with asyncio.timeout(WAIT):
+        while not condition(answers := recorded_roots(record)):
+            await asyncio.sleep(0.02)
+    return answers
+
+
 def folder_uri(folder: Path) -> str:
     """The canonical URI the sidecar uses for an existing folder."""
     return path_to_uri(canonical_path(folder))
+
+
+class EditorRefusal(JsonRpcException):
+    """An error a test's editor answers a request with on purpose (not a failure of the test)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, -32603)
 
 
 class BridgeClient(LanguageClient):
@@ -56,6 +96,8 @@ class BridgeClient(LanguageClient):
         """How ``hostBridge/askConsent`` is answered."""
         self.message_answer: str | None = None
         """The action title ``window/showMessageRequest`` is answered with."""
+        self.answer_message: MessageAnswer = lambda _params: self.message_answer
+        """How ``window/showMessageRequest`` is answered (default: with :attr:`message_answer`)."""
         self._arrived = asyncio.Event()
 
     @classmethod
@@ -92,10 +134,11 @@ class BridgeClient(LanguageClient):
             ls.poke()
 
         @client.feature("hostBridge/askConsent")
-        def ask_consent(ls: BridgeClient, params: dict[str, Any]) -> dict[str, Any] | None:
+        async def ask_consent(ls: BridgeClient, params: dict[str, Any]) -> dict[str, Any] | None:
             ls.asks.append(params)
             ls.poke()
-            return ls.answer_consent(params)
+            answer = ls.answer_consent(params)
+            return await answer if inspect.isawaitable(answer) else answer
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def show_message_request(
@@ -103,9 +146,15 @@ class BridgeClient(LanguageClient):
         ) -> types.MessageActionItem | None:
             ls.message_requests.append(params)
             ls.poke()
-            return types.MessageActionItem(title=ls.message_answer) if ls.message_answer else None
+            title = ls.answer_message(params)
+            return types.MessageActionItem(title=title) if title is not None else None
 
         return client
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pytest-lsp fails the test on a handler error, except on an :class:`EditorRefusal` a test asked for."""
+        if not isinstance(error, EditorRefusal):
+            super().report_server_error(error, source)
 
     def poke(self) -> None:
         """Wake :meth:`until`."""
@@ -161,3 +210,15 @@ async def client(lsp_client: BridgeClient) -> AsyncIterator[None]:
     server = lsp_client._server  # pyright: ignore[reportPrivateUsage]
     if server is not None and server.returncode is None and lsp_client.capabilities is not None:
         await asyncio.wait_for(lsp_client.shutdown_session(), WAIT)
+
+
+@contextlib.asynccontextmanager
+async def another_sidecar() -> AsyncIterator[BridgeClient]:
+    """One more sidecar within a test, e.g. the editor's next session on the same storage."""
+    second = cast(BridgeClient, await SIDECAR.start())
+    try:
+        yield second
+    finally:
+        if second.capabilities is not None:
+            await asyncio.wait_for(second.shutdown_session(), WAIT)
+        await second.stop()

@@ -73,7 +73,8 @@ class ConsentPrompts:
                 if fingerprint in self._trust_asked:
                     continue
                 self._trust_asked.add(fingerprint)
-                roots = self._unasked(core, fingerprint)
+                # A message request asks for trust alone; its folders are asked about once the server runs.
+                roots = self._unasked(core, fingerprint) if self._server.consent_ui else []
             elif state == "running":
                 roots = self._unasked(core, fingerprint)
                 if not roots:
@@ -154,6 +155,8 @@ class ConsentPrompts:
         if trust_required:
             where = connection.config.source
             title = await self._show(
+                connection.id,
+                "trust prompt",
                 f"The workspace file {where} defines the MCP server {label!r} "
                 f"({connection.config.command or connection.config.url}). Trust it and start it?",
                 [TRUST, DONT_TRUST],
@@ -166,7 +169,10 @@ class ConsentPrompts:
             return None
         listing = ", ".join(path for _, path in roots)
         title = await self._show(
-            f"Share these folders with the MCP server {label!r}? {listing}", [ALLOW, ALLOW_SESSION, DENY]
+            connection.id,
+            "consent prompt",
+            f"Share these folders with the MCP server {label!r}? {listing}",
+            [ALLOW, ALLOW_SESSION, DENY],
         )
         decision = _ACTION_DECISIONS.get(title or "")
         if decision is None:
@@ -175,7 +181,8 @@ class ConsentPrompts:
             {"decisions": [{"uri": candidate.uri, "decision": decision} for candidate, _ in roots]}
         )
 
-    async def _show(self, message: str, actions: list[str]) -> str | None:
+    async def _show(self, server_id: str, prompt: str, message: str, actions: list[str]) -> str | None:
+        """The action the user chose, or ``None`` (dismissed, failed or timed out; each is logged)."""
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info, message=message, actions=[types.MessageActionItem(title=a) for a in actions]
         )
@@ -184,12 +191,19 @@ class ConsentPrompts:
                 self._server.window_show_message_request_async(params), self._server.options.consent_timeout
             )
         except TimeoutError:
-            logger.warning("a consent prompt timed out; nothing is shared")
+            logger.warning("[%s] the %s timed out; nothing is shared", server_id, prompt)
             return None
         except Exception as error:
-            logger.warning("the editor did not answer a consent prompt (%s); nothing is shared", error)
+            logger.warning("[%s] the editor did not answer the %s (%s); nothing is shared", server_id, prompt, error)
             return None
-        return item.title if item is not None else None
+        if item is None or item.title not in actions:
+            # Not a warning, but the only trace of why a server waits or shares nothing.
+            self._server.log_to_editor(
+                types.MessageType.Info,
+                f"[{server_id}] the {prompt} was dismissed; nothing is shared and it is not asked again this session",
+            )
+            return None
+        return item.title
 
     def _apply(
         self,

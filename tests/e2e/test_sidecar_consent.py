@@ -1,0 +1,205 @@
+"""Consent and trust as an editor sees them: prompts through ``window/showMessageRequest`` for an editor without
+a consent UI, and ``hostBridge/askConsent`` prompts that time out, fail or answer about folders nobody asked about."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import (
+    BridgeClient,
+    EditorRefusal,
+    another_sidecar,
+    folder_uri,
+    recorded_roots,
+    roots_recorder,
+    until_recorded,
+)
+from lsprotocol import types
+
+TRUST = "Trust and start"
+DONT_TRUST = "Don't trust"
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "ws" / "alpha", tmp_path / "ws" / "beta"
+    for folder in (first, second):
+        folder.mkdir(parents=True)
+        (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
+    return first, second
+
+
+def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
+
+
+def define_in_workspace(folder: Path, servers: dict[str, Any]) -> None:
+    (folder / ".vscode").mkdir()
+    (folder / ".vscode" / "mcp.json").write_text(json.dumps({"servers": servers}))
+
+
+def states(client: BridgeClient, server_id: str) -> list[str]:
+    return [s["state"] for s in client.statuses if s["id"] == server_id]
+
+
+def answer_by_action(answers: dict[str, str | None]) -> Any:
+    """Answer each message request with the title given for the first of its actions that is in ``answers``."""
+
+    def answer(params: types.ShowMessageRequestParams) -> str | None:
+        titles = [action.title for action in params.actions or []]
+        return next((answers[title] for title in titles if title in answers), None)
+
+    return answer
+
+
+# Trust through window/showMessageRequest.
+
+
+@pytest.mark.asyncio
+async def test_trusting_through_a_message_request_starts_the_server_and_then_asks_which_folders_to_share(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, second = folders
+    record = tmp_path / "roots.jsonl"
+    define_in_workspace(first, {"rec": roots_recorder(record)})
+    client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
+
+    await client.start_session([first, second], options(tmp_path, readWorkspaceConfig=True))
+
+    both = sorted([folder_uri(first), folder_uri(second)])
+    answers = await until_recorded(record, lambda answers: any(sorted(a) == both for a in answers))
+    assert all(sorted(a) in ([], both) for a in answers), answers
+    trust, folders_prompt = client.message_requests
+    assert [a.title for a in trust.actions or []] == [TRUST, DONT_TRUST]
+    assert "'rec'" in trust.message and ".vscode/mcp.json" in trust.message
+    assert [a.title for a in folders_prompt.actions or []] == ["Allow", "Allow for this session", "Deny"]
+    assert str(first) in folders_prompt.message and str(second) in folders_prompt.message
+    assert states(client, "rec")[0] == "awaitingTrust"
+
+
+@pytest.mark.asyncio
+async def test_refusing_trust_through_a_message_request_never_starts_the_server_nor_shares_anything(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+    define_in_workspace(first, {"rec": roots_recorder(record)})
+    client.message_answer = DONT_TRUST
+
+    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+
+    await client.until(lambda: states(client, "rec")[-1:] == ["stopped"])
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert status["state"] == "stopped" and "did not trust" in status["lastError"]
+    assert status["sharedRoots"] == []
+    assert set(states(client, "rec")) == {"awaitingTrust", "stopped"}
+    assert len(client.message_requests) == 1, "no folder is asked about for a server that is not trusted"
+    assert not record.exists(), "the server never ran"
+
+
+@pytest.mark.asyncio
+async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_trust_and_unstarted(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+    define_in_workspace(first, {"rec": roots_recorder(record)})
+    client.message_answer = None
+
+    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+
+    await client.until(lambda: bool(client.logs("[rec] the trust prompt was dismissed")))
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert status["state"] == "awaitingTrust" and status["sharedRoots"] == []
+    assert set(states(client, "rec")) == {"awaitingTrust"}
+    assert len(client.message_requests) == 1
+    assert not record.exists(), "the server never ran"
+
+
+# hostBridge/askConsent that is not answered properly.
+
+
+@pytest.mark.asyncio
+async def test_a_consent_prompt_that_is_never_answered_times_out_shares_nothing_and_is_asked_again_next_session(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+    never = asyncio.Event()
+
+    async def never_answer(_params: dict[str, Any]) -> None:
+        await never.wait()
+
+    client.answer_consent = never_answer
+    session = options(tmp_path, {"rec": roots_recorder(record)}, consentTimeout=0.5)
+    await client.start_session([first], session, consent_ui=True)
+
+    await client.until(lambda: bool(client.logs("[rec] the consent prompt timed out; nothing is shared")))
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert status["sharedRoots"] == []
+    assert all(answer == [] for answer in recorded_roots(record))
+    assert len(client.asks) == 1
+
+    async with another_sidecar() as later:
+        later.answer_consent = lambda _params: {"decisions": []}
+        await later.start_session([first], session, consent_ui=True)
+        await later.until(lambda: len(later.asks) == 1)
+        assert [r["uri"] for r in later.asks[0]["roots"]] == [folder_uri(first)]
+    never.set()
+
+
+@pytest.mark.asyncio
+async def test_a_consent_prompt_answered_with_an_error_shares_nothing_and_records_nothing(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+
+    def fail(_params: dict[str, Any]) -> None:
+        raise EditorRefusal("the consent dialog crashed")
+
+    client.answer_consent = fail
+    session = options(tmp_path, {"rec": roots_recorder(record)})
+    await client.start_session([first], session, consent_ui=True)
+
+    await client.until(lambda: bool(client.logs("[rec] the editor did not answer the consent prompt")))
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert status["sharedRoots"] == []
+    assert all(answer == [] for answer in recorded_roots(record))
+
+    async with another_sidecar() as later:
+        later.answer_consent = lambda _params: {"decisions": []}
+        await later.start_session([first], session, consent_ui=True)
+        await later.until(lambda: len(later.asks) == 1)
+        assert [r["uri"] for r in later.asks[0]["roots"]] == [folder_uri(first)]
+
+
+@pytest.mark.asyncio
+async def test_decisions_about_folders_that_were_not_asked_about_are_ignored_when_a_consent_answer_has_them(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, second = folders
+    record = tmp_path / "roots.jsonl"
+    client.answer_consent = lambda _params: {"decisions": [{"uri": folder_uri(second), "decision": "allow"}]}
+    await client.start_session([first], options(tmp_path, {"rec": roots_recorder(record)}), consent_ui=True)
+
+    await client.until(lambda: bool(client.logs(f"[rec] ignoring an answer about {folder_uri(second)}")))
+    assert (await client.request("hostBridge/status"))["servers"][0]["sharedRoots"] == []
+
+    client.answer_consent = lambda params: {
+        "decisions": [{"uri": r["uri"], "decision": "deny"} for r in params["roots"]]
+    }
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=folder_uri(second), name=second.name)], removed=[]
+            )
+        )
+    )
+    await client.until(lambda: len(client.asks) == 2)
+    assert [r["uri"] for r in client.asks[1]["roots"]] == [folder_uri(second)], "the stray allow was not recorded"
+    assert all(answer == [] for answer in recorded_roots(record))
