@@ -20,6 +20,9 @@ import { SubscriptionBook } from "./subscriptionBook";
 
 export type { OpenTarget } from "./resourceModel";
 
+// Editors restored at start-up read before the sidecar or their server is up; they wait this long for it.
+const READY_TIMEOUT_MS = 20_000;
+
 // A read done to decide how to open a resource is handed to the file system's first `readFile`, so the
 // resource is not fetched twice; after this long it is fetched again.
 const PRIMED_TTL_MS = 30_000;
@@ -106,6 +109,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
     if (primed !== undefined && primed.expires > Date.now()) {
       result = primed.result;
     } else {
+      await this.whenReady(address.server);
       try {
         result = await this.ctx.request(protocol.readResource, { server: address.server, uri: address.uri });
       } catch (error) {
@@ -199,6 +203,42 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
 
   dispose(): void {
     this.changeEmitter.dispose();
+  }
+
+  /**
+   * Wait, at most {@link READY_TIMEOUT_MS}, while the sidecar or the server is still starting, so an
+   * editor restored with the window does not fail before they are up. Returns at once when they run, and
+   * when they are stopped or failed (the read then fails with the reason).
+   */
+  private async whenReady(server: string): Promise<void> {
+    const waiting = (): boolean => {
+      const sidecar = this.ctx.sidecarState.kind;
+      if (sidecar === "stopped" || sidecar === "failed") {
+        return false;
+      }
+      const state = this.ctx.servers.get(server)?.state;
+      return sidecar === "starting" || state === "starting" || state === "restarting";
+    };
+    if (!waiting()) {
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const subscriptions: vscode.Disposable[] = [];
+      const done = (): void => {
+        clearTimeout(timer);
+        for (const subscription of subscriptions) {
+          subscription.dispose();
+        }
+        resolve();
+      };
+      const timer = setTimeout(done, READY_TIMEOUT_MS);
+      const check = (): void => {
+        if (!waiting()) {
+          done();
+        }
+      };
+      subscriptions.push(this.ctx.onStateChanged(check), this.ctx.onServerChanged(check));
+    });
   }
 
   private readOnly(uri: vscode.Uri): vscode.FileSystemError {

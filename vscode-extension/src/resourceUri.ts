@@ -1,5 +1,7 @@
 // The `mcp-resource:` URIs under which MCP resources open in editors. The exact server id and resource
-// URI travel in the query, percent-encoded, so they survive any round trip; the authority and path are
+// URI travel in the query as base64url, which no layer encodes or decodes (VS Code percent-encodes a
+// query when printing and decodes it when parsing, some displays skip one of the two, and it lower-cases
+// the authority), so they survive any round trip; the authority and path are
 // only for people and for VS Code's choice of language and editor (the path ends with a file name and an
 // extension). A `file://` resource URI is just a name in the server's namespace: it is never mapped to a
 // local path, and this scheme's only reader asks the sidecar.
@@ -100,7 +102,7 @@ export function encodeResourceUri(address: ResourceAddress, mimeType?: string): 
   const fileName = resourceFileName(address.uri, mimeType);
   const directories = segments.slice(0, -1);
   const path = `/${[...directories, fileName].join("/")}`;
-  const query = `server=${encodeURIComponent(address.server)}&uri=${encodeURIComponent(address.uri)}`;
+  const query = `server=${toBase64Url(address.server)}&uri=${toBase64Url(address.uri)}`;
   return { scheme: RESOURCE_SCHEME, authority: authorityLabel(address.server), path, query };
 }
 
@@ -120,10 +122,8 @@ export function decodeResourceUri(components: Pick<UriComponents, "scheme" | "qu
       continue;
     }
     const key = pair.slice(0, equals);
-    let value: string;
-    try {
-      value = decodeURIComponent(pair.slice(equals + 1));
-    } catch {
+    const value = fromBase64Url(pair.slice(equals + 1));
+    if (value === undefined) {
       return undefined;
     }
     if (key === "server") {
@@ -136,6 +136,19 @@ export function decodeResourceUri(components: Pick<UriComponents, "scheme" | "qu
     return undefined;
   }
   return { server, uri };
+}
+
+function toBase64Url(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64url");
+}
+
+/** The text of a base64url value, or `undefined` when it is not exactly the encoding of some text. */
+function fromBase64Url(encoded: string): string | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(encoded)) {
+    return undefined;
+  }
+  const text = Buffer.from(encoded, "base64url").toString("utf8");
+  return toBase64Url(text) === encoded ? text : undefined;
 }
 
 /** A stable key for one resource of one server (maps, subscription counts). */
