@@ -1,7 +1,8 @@
 """Workspace folders → candidate roots and server configs, re-applied when the editor's folders change.
 
 Bursts of ``workspace/didChangeWorkspaceFolders`` are debounced into one detection, one reconfiguration of
-the hub and one batch of consent prompts.
+the hub and one batch of consent prompts. Config problems (a bad server entry, a broken ``.vscode/mcp.json``)
+are logged on every load and shown to the user (``window/showMessage``) when they are new.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from lsprotocol import types
 from host_bridge.lsp.server import HostBridgeServer
 
 if TYPE_CHECKING:
+    from host_bridge.hub.config import ConfigProblem
     from host_bridge.lsp.server import Core
     from host_bridge.workspace.models import WorkspaceFolder
 
@@ -25,16 +27,23 @@ logger = logging.getLogger(__name__)
 
 DEBOUNCE = 0.2
 """Seconds of quiet after a folder change before the workspace is detected again."""
+MAX_DELAY = 2.0
+"""Seconds after the first change of a burst by which the workspace is detected again, however long the burst."""
+SHOWN_PROBLEMS = 5
+"""Config problems listed in one message to the user; the rest are only in the log."""
 
 
 class WorkspaceSync:
     """Keeps the registry's candidates and the hub's servers in step with the editor's folders."""
 
-    def __init__(self, server: HostBridgeServer, debounce: float = DEBOUNCE) -> None:
+    def __init__(self, server: HostBridgeServer, debounce: float = DEBOUNCE, max_delay: float = MAX_DELAY) -> None:
         self._server = server
         self._debounce = debounce
+        self._max_delay = max_delay
         self._dirty = asyncio.Event()
         """Set when the folders changed since the last refresh."""
+        self._problems: frozenset[str] = frozenset()
+        """The config problems of the last load, so that one already shown is not shown again."""
         self.refreshes = 0
         """How many refreshes ran (one per burst of changes)."""
 
@@ -59,7 +68,12 @@ class WorkspaceSync:
 
         while True:
             await self._dirty.wait()
-            await anyio.sleep(self._debounce)
+            deadline = anyio.current_time() + self._max_delay
+            while True:
+                self._dirty.clear()
+                await anyio.sleep(min(self._debounce, max(0.0, deadline - anyio.current_time())))
+                if not self._dirty.is_set() or anyio.current_time() >= deadline:
+                    break
             self._dirty.clear()
             try:
                 await self._refresh(core)
@@ -80,13 +94,45 @@ class WorkspaceSync:
         servers = await anyio.to_thread.run_sync(
             partial(load_servers, options.servers, _folder_paths(folders), read_workspace=options.read_workspace_config)
         )
-        for problem in servers.problems:
-            where = f" (server {problem.server_id!r})" if problem.server_id else ""
-            logger.warning("%s%s: %s", problem.source, where, problem.message)
+        self._report(servers.problems)
         self.refreshes += 1
         core.registry.set_candidates(detection.candidates)
         core.hub.configure(servers.servers)
         self._server.consent.review()
+
+    def _report(self, problems: tuple[ConfigProblem, ...]) -> None:
+        """Log every config problem; show the user, in one message, those the last load did not have."""
+        texts = [_describe(problem) for problem in problems]
+        for text in texts:
+            logger.warning("%s", text)
+        new = [text for text in dict.fromkeys(texts) if text not in self._problems]
+        self._problems = frozenset(texts)
+        if not new:
+            return
+        listed = "; ".join(new[:SHOWN_PROBLEMS])
+        more = f"; and {len(new) - SHOWN_PROBLEMS} more (see the log)" if len(new) > SHOWN_PROBLEMS else ""
+        self._server.show_to_user(
+            types.MessageType.Warning, f"Part of the MCP server configuration could not be used: {listed}{more}"
+        )
+
+
+def _describe(problem: ConfigProblem) -> str:
+    """One problem as a sentence naming where it is: the editor's settings or a config file (as a path)."""
+    from host_bridge.hub.config import SETTINGS_SOURCE
+    from host_bridge.uris import UriError, parse_file_uri
+
+    if problem.source == SETTINGS_SOURCE:
+        where = "initializationOptions.servers"
+    else:
+        try:
+            where = parse_file_uri(problem.source)
+        except UriError:
+            where = problem.source
+    if problem.server_id:
+        where += f", server {problem.server_id!r}"
+    elif where in problem.message:
+        return problem.message
+    return f"{where}: {problem.message}"
 
 
 def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:

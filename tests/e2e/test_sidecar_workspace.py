@@ -1,0 +1,96 @@
+"""The editor's folders and the server configs in them: a burst of folder changes (security matrix E7) and config
+problems the user is shown."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BridgeClient, folder_uri, roots_recorder, until_recorded
+from lsprotocol import types
+
+
+def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
+
+
+def project(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
+    return folder
+
+
+def add_folder(client: BridgeClient, folder: Path) -> None:
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=folder_uri(folder), name=folder.name)], removed=[]
+            )
+        )
+    )
+
+
+def allow_all(params: dict[str, Any]) -> dict[str, Any]:
+    return {"decisions": [{"uri": r["uri"], "decision": "allow"} for r in params["roots"]]}
+
+
+def deny_all(params: dict[str, Any]) -> dict[str, Any]:
+    return {"decisions": [{"uri": r["uri"], "decision": "deny"} for r in params["roots"]]}
+
+
+def warnings_shown(client: BridgeClient) -> list[str]:
+    return [m.message for m in client.messages if m.type == types.MessageType.Warning]
+
+
+@pytest.mark.asyncio
+async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_one_list_changed(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    first = project(tmp_path / "ws" / "first")
+    burst = [project(tmp_path / "ws" / f"added{i}") for i in range(10)]
+    record = tmp_path / "roots.jsonl"
+    client.answer_consent = allow_all
+    await client.start_session([first], options(tmp_path, {"rec": roots_recorder(record)}), consent_ui=True)
+    before = await until_recorded(record, lambda answers: [folder_uri(first)] in answers)
+
+    for folder in burst:
+        add_folder(client, folder)
+        await asyncio.sleep(0.1)  # the editor's pace: ten changes a second
+
+    everything = sorted([folder_uri(first), *(folder_uri(f) for f in burst)])
+    after = await until_recorded(record, lambda answers: any(sorted(a) == everything for a in answers))
+    assert len(client.asks) == 2, "the whole burst is asked about in one prompt"
+    assert sorted(r["uri"] for r in client.asks[1]["roots"]) == sorted(folder_uri(f) for f in burst)
+    assert len(after) == len(before) + 1, f"one list_changed for the burst, got roots answers {after[len(before) :]}"
+
+
+@pytest.mark.asyncio
+async def test_config_problems_are_shown_to_the_user_once_when_they_first_appear(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    alpha, beta, gamma = (project(tmp_path / "ws" / name) for name in ("alpha", "beta", "gamma"))
+    for broken in (alpha, gamma):
+        (broken / ".vscode").mkdir()
+        (broken / ".vscode" / "mcp.json").write_text('{"servers": {"half": {"command": ')
+    record = tmp_path / "roots.jsonl"
+    servers = {"rec": roots_recorder(record), "nocmd": {"type": "stdio"}}
+    client.answer_consent = deny_all
+    await client.start_session([alpha], options(tmp_path, servers, readWorkspaceConfig=True), consent_ui=True)
+
+    await client.until(lambda: len(client.asks) == 1)
+    (shown,) = warnings_shown(client)
+    assert "initializationOptions.servers, server 'nocmd'" in shown and '"command"' in shown
+    assert f"{alpha / '.vscode' / 'mcp.json'} is not valid JSON" in shown
+    assert any("server 'nocmd'" in line for line in client.logs(""))
+
+    add_folder(client, beta)
+    await client.until(lambda: len(client.asks) == 2)
+    assert len(warnings_shown(client)) == 1, "unchanged problems are not shown again when the folders change"
+
+    add_folder(client, gamma)
+    await client.until(lambda: len(client.asks) == 3)
+    assert len(warnings_shown(client)) == 2
+    assert str(gamma / ".vscode" / "mcp.json") in warnings_shown(client)[1]
+    assert "nocmd" not in warnings_shown(client)[1] and str(alpha) not in warnings_shown(client)[1]
