@@ -1,6 +1,7 @@
 // Starts, restarts and stops the sidecar (`python -m host_bridge serve`) through vscode-languageclient.
 // Restarts are serialized (at most one queued); after 5 crashes in 3 minutes it stays stopped and says so.
 import { spawn } from "node:child_process";
+import { promises as fs } from "node:fs";
 import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
@@ -143,13 +144,22 @@ export class Sidecar implements vscode.Disposable {
         },
       },
     };
-    const serverOptions = async () =>
-      spawn(python, ["-m", "host_bridge", "serve"], {
-        cwd: this.ctx.extension.globalStorageUri.fsPath,
+    const storage = this.ctx.extension.globalStorageUri.fsPath;
+    const serverOptions = async () => {
+      await fs.mkdir(storage, { recursive: true });
+      const child = spawn(python, ["-m", "host_bridge", "serve"], {
+        cwd: storage,
         env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" },
         stdio: "pipe",
         windowsHide: true,
       });
+      // A failed spawn must fail the start with its reason, not surface later as a closed stream.
+      await new Promise<void>((resolve, reject) => {
+        child.once("spawn", resolve);
+        child.once("error", (error) => reject(new Error(`could not run ${python}: ${error.message}`)));
+      });
+      return child;
+    };
     const client = new LanguageClient("hostBridge", "MCP Host Bridge", serverOptions, options);
     client.registerFeature(consentUiFeature);
     return client;
