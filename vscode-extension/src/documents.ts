@@ -1,4 +1,4 @@
-// Opening MCP resources: a read-only file system for `mcp-resource:` URIs that reads through the sidecar,
+// Opening MCP resources: a read-only file system for `mcp-bridge:` URIs that reads through the sidecar,
 // subscriptions for opened resources (so updates reload them), and the commands that open and save them.
 import * as os from "node:os";
 import * as path from "node:path";
@@ -32,7 +32,7 @@ export function resourceUri(address: ResourceAddress, mimeType?: string): vscode
   return vscode.Uri.from(encodeResourceUri(address, mimeType));
 }
 
-/** The server and resource URI of an `mcp-resource:` URI, if it is one. */
+/** The server and resource URI of an `mcp-bridge:` URI, if it is one. */
 export function resourceAddress(uri: vscode.Uri): ResourceAddress | undefined {
   return decodeResourceUri(uri);
 }
@@ -50,14 +50,14 @@ function toFileSystemError(error: unknown, uri: vscode.Uri): vscode.FileSystemEr
   return new vscode.FileSystemError(error instanceof Error ? error.message : String(error));
 }
 
-/** The read-only file system of `mcp-resource:` URIs, plus the subscriptions of the resources it shows. */
+/** The read-only file system of `mcp-bridge:` URIs, plus the subscriptions of the resources it shows. */
 class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changeEmitter.event;
 
   private readonly book = new SubscriptionBook();
   private readonly primed = new Map<string, { result: protocol.ReadResult; expires: number }>();
-  /** Per resource: its last known size, modification stamp and every `mcp-resource:` URI it was seen under. */
+  /** Per resource: its last known size, modification stamp and every `mcp-bridge:` URI it was seen under. */
   private readonly known = new Map<string, { size: number; mtime: number; uris: Map<string, vscode.Uri> }>();
   private readonly openDocuments = new Set<string>();
 
@@ -446,7 +446,7 @@ async function saveBytes(bytes: Uint8Array, fileName: string): Promise<boolean> 
   return true;
 }
 
-/** The `mcp-resource:` URI of the active editor (text or image preview), if it shows one. */
+/** The `mcp-bridge:` URI of the active editor (text or image preview), if it shows one. */
 function activeResourceUri(): vscode.Uri | undefined {
   const textUri = vscode.window.activeTextEditor?.document.uri;
   if (textUri?.scheme === RESOURCE_SCHEME) {
@@ -475,7 +475,7 @@ async function saveResourceAs(ctx: Ctx, argument: unknown): Promise<void> {
   }
 }
 
-/** Registers the `mcp-resource:` file system, subscriptions of opened resources and the open/save commands. */
+/** Registers the `mcp-bridge:` file system, subscriptions of opened resources and the open/save commands. */
 export function registerDocuments(ctx: Ctx): void {
   const fileSystem = new ResourceFileSystem(ctx);
   fileSystems.set(ctx, fileSystem);

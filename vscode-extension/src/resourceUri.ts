@@ -1,4 +1,4 @@
-// The `mcp-resource:` URIs under which MCP resources open in editors. The exact server id and resource
+// The `mcp-bridge:` URIs under which MCP resources open in editors. The exact server id and resource
 // URI travel in the query as base64url, which no layer encodes or decodes (VS Code percent-encodes a
 // query when printing and decodes it when parsing, some displays skip one of the two, and it lower-cases
 // the authority), so they survive any round trip; the authority and path are
@@ -7,8 +7,8 @@
 // local path, and this scheme's only reader asks the sidecar.
 import { extensionFits, extensionForMime } from "./mime";
 
-/** The URI scheme of opened MCP resources. */
-export const RESOURCE_SCHEME = "mcp-resource";
+/** The URI scheme of opened MCP resources (VS Code's own MCP support owns `mcp-resource:`). */
+export const RESOURCE_SCHEME = "mcp-bridge";
 
 /** Which resource of which server. */
 export interface ResourceAddress {
@@ -94,7 +94,7 @@ export function resourceFileName(resourceUri: string, mimeType?: string, name?: 
 }
 
 /**
- * The `mcp-resource:` URI components of a resource. `mimeType` only picks the file extension of the path;
+ * The `mcp-bridge:` URI components of a resource. `mimeType` only picks the file extension of the path;
  * pass the same one for the same resource (the read's MIME type, when there is one) so it opens once.
  */
 export function encodeResourceUri(address: ResourceAddress, mimeType?: string): UriComponents {
@@ -107,7 +107,7 @@ export function encodeResourceUri(address: ResourceAddress, mimeType?: string): 
 }
 
 /**
- * The server and resource URI of an `mcp-resource:` URI, from its (decoded) query; `undefined` when it is
+ * The server and resource URI of an `mcp-bridge:` URI, from its (decoded) query; `undefined` when it is
  * not one of ours or is malformed.
  */
 export function decodeResourceUri(components: Pick<UriComponents, "scheme" | "query">): ResourceAddress | undefined {

@@ -185,7 +185,7 @@ describe("row texts", () => {
 
 describe("markdownLink", () => {
   it("escapes brackets in the text and encodes characters that would end the target", () => {
-    expect(markdownLink("a [b] c", "mcp-resource://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-resource://s/a%20%281%29.png?x)");
+    expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)");
   });
 });
 

@@ -35,7 +35,7 @@ describe("encodeResourceUri and decodeResourceUri", () => {
     expect(decodeResourceUri({ scheme: components.scheme, query: throughDisplayString(components.query) })).toEqual(address);
   });
 
-  it("use the mcp-resource scheme, so a file:// resource is never read from the disk", () => {
+  it("use the mcp-bridge scheme, so a file:// resource is never read from the disk", () => {
     const components = encodeResourceUri({ server: "fs", uri: "file:///etc/passwd" });
     expect(components.scheme).toBe(RESOURCE_SCHEME);
     expect(components.scheme).not.toBe("file");
