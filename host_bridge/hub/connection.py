@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import random
-import signal
 import time
 import warnings
 from collections import deque
@@ -30,13 +29,13 @@ import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig, ServerRef
 from host_bridge.hub.errors import ServerNotRunningError
+from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root
 from host_bridge.wire import WireModel
 
@@ -111,6 +110,8 @@ class ConnectionSettings:
     """Longest restart delay."""
     malformed_budget: int = 20
     """Malformed messages tolerated within a minute before the connection is restarted."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """Longest line a stdio server may write to stdout; a longer one ends the connection (counted as a crash)."""
     log_lines: int = 500
     """Stderr lines kept per server."""
 
@@ -351,14 +352,16 @@ class ServerConnection:
         assert config.command is not None
         read_fd, write_fd = os.pipe()
         tasks.start_soon(self._pump_stderr, read_fd)
-        params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=dict(config.env) or None,
+        return stdio_transport(
+            config.command,
+            config.args,
+            env=config.env,
             cwd=config.cwd,
-            encoding_error_handler="replace",
+            stderr=write_fd,
+            server=self.id,
+            on_lost=self._lose,
+            max_line_bytes=self.settings.max_line_bytes,
         )
-        return _ClosingWriteEnd(stdio_client(params, errlog=write_fd), write_fd)  # pyright: ignore[reportArgumentType]
 
     async def _pump_stderr(self, fd: int) -> None:
         token = anyio.lowlevel.current_token()
@@ -471,41 +474,6 @@ class ServerConnection:
             self._events.state_changed(self)
 
 
-class _ClosingWriteEnd:
-    """Wraps ``stdio_client``: closes the parent's copy of the stderr pipe's write end once the child has it
-    (so the reader sees end-of-file exactly when the server is gone), and on exit terminates whatever is left
-    of the server's process group. The SDK signals the group only when the server outlives its stdin, so a
-    server that exits at once would otherwise leave its children behind."""
-
-    def __init__(self, inner: AbstractAsyncContextManager[Any], write_fd: int) -> None:
-        self._inner = inner
-        self._write_fd: int | None = write_fd
-        self._group: int | None = None
-
-    async def __aenter__(self) -> Any:
-        try:
-            streams = await self._inner.__aenter__()
-            if self._write_fd is not None:
-                self._group = _child_holding(self._write_fd)
-            return streams
-        finally:
-            self._close()
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        self._close()
-        try:
-            return await self._inner.__aexit__(*exc)
-        finally:
-            if self._group is not None:
-                with anyio.CancelScope(shield=True):
-                    await _end_group(self._group)
-
-    def _close(self) -> None:
-        if self._write_fd is not None:
-            os.close(self._write_fd)
-            self._write_fd = None
-
-
 @contextlib.asynccontextmanager
 async def _http_transport(url: str, headers: dict[str, str], timeout: float) -> AsyncGenerator[Any]:
     """Streamable HTTP with our headers and timeouts; the SDK does not close a client it was given."""
@@ -557,42 +525,3 @@ def _read_lines(fd: int, deliver: Callable[[bytes], None]) -> None:
                 deliver(pending)
     finally:
         os.close(fd)
-
-
-def _child_holding(write_fd: int) -> int | None:
-    """The pid of our child process whose stderr is the pipe behind ``write_fd`` (Linux ``/proc``)."""
-    target = f"pipe:[{os.fstat(write_fd).st_ino}]"
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return None
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children") as handle:
-                children = handle.read().split()
-        except OSError:
-            continue
-        for pid in children:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/2") == target:
-                    return int(pid)
-            except OSError:
-                continue
-    return None
-
-
-async def _end_group(group: int, grace: float = 2.0) -> None:
-    """SIGTERM what is left of a process group, then SIGKILL it after ``grace`` seconds."""
-    try:
-        os.killpg(group, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    with anyio.move_on_after(grace):
-        while True:
-            try:
-                os.killpg(group, 0)
-            except (ProcessLookupError, PermissionError):
-                return
-            await anyio.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signal.SIGKILL)

@@ -153,17 +153,31 @@ async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
         assert h.hub.connection("noisy").starts == 1
 
 
-async def test_an_endless_line_is_bounded_by_the_request_timeout_because_the_sdk_owns_the_reader(
+async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_cap_while_others_keep_working(
     tmp_path: Path,
 ) -> None:
-    # C9: the SDK's stdio reader has no line cap, so host_bridge cannot close the transport on an over-long
-    # line; the request timeout is what bounds the wait. This test documents that limit.
-    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
-    servers = configs({"long": python_server("raw_faults", "no-newline")})
+    # C9: the stdio reader caps a line; the cap, not the request timeout (30 s here), ends the connection.
+    settings = ConnectionSettings(
+        initialize_timeout=5, request_timeout=30, backoff_initial=0.05, backoff_max=0.2, max_line_bytes=2**20
+    )
+    servers = configs({"long": python_server("raw_faults", "no-newline"), "ok": python_server("resources_server")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
-        await h.wait_running("long")
-        with anyio.fail_after(10), pytest.raises(UpstreamError):
-            await h.hub.broker.list_resources("long")
+        long = h.hub.connection("long")
+        await h.recorder.wait_for(lambda: "longer than 1048576 bytes" in (long.last_error or ""), timeout=15)
+        assert "'long'" in (long.last_error or "") and "the cap is 1048576 bytes" in (long.last_error or "")
+        await h.wait_running("ok")
+        page = await h.hub.broker.list_resources("ok")
+        assert page.items
+        assert h.hub.connection("ok").starts == 1
+
+
+async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
+    settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_line_bytes=2 * 2**20)
+    servers = configs({"wide": python_server("raw_faults", "huge-line", "--mb", "1.5")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        await h.wait_running("wide")
+        (item,) = (await h.hub.broker.list_resources("wide")).items
+        assert item.uri == "test://raw/huge"
 
 
 async def test_a_server_spamming_roots_list_is_answered_from_the_registry_without_new_prompts(tmp_path: Path) -> None:

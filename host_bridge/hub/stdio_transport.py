@@ -1,0 +1,326 @@
+"""The stdio transport for MCP servers: the SDK's process handling with our own bounded line framing.
+
+:func:`stdio_transport` stands in for ``mcp.client.stdio.stdio_client`` and yields the same pair of memory object
+streams that ``mcp.Client`` expects; the MCP session stays the SDK's. What differs is the read side: stdout is read
+as bytes and split on ``b"\\n"`` by a :class:`LineSplitter` with a hard per-line cap, so a server writing an endless
+line is disconnected with a clear reason instead of growing our memory until a request times out (matrix C9).
+Each line is parsed once into Python objects and validated with the SDK's own JSON-RPC models, without the
+SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed message, not four times that).
+
+Shutdown follows the SDK and the MCP spec: close stdin, give the server a grace period, then end its whole process
+group (on POSIX the server is started in a new session, so its pid is its group), also when the server itself exited
+at once and left children behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import mcp_types as types
+import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+"""Longest line (without its newline) a server may write to stdout before it is disconnected."""
+
+Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+"""What ``mcp.Client`` takes from a transport: messages (or parse errors) from the server, messages to it."""
+
+_RECEIVE_BYTES = 2**20
+_RELEASE_AFTER = 2**20
+"""Lines longer than this are followed by :func:`_release`."""
+_RELEASE_ID = "host-bridge/release"
+_STDIN_CLOSE_GRACE = 2.0
+"""Seconds the server has to exit on its own after its stdin closes (as the SDK allows)."""
+_GROUP_TERM_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL for what is left of the server's process group."""
+_WRITER_FLUSH_TIMEOUT = 0.5
+_EXIT_POLL_INTERVAL = 0.01
+
+
+class LineTooLongError(Exception):
+    """A line grew past the cap before its newline arrived."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a line longer than {limit} bytes")
+        self.limit = limit
+        """The cap that was exceeded, in bytes."""
+
+
+class LineSplitter:
+    """Splits a byte stream into lines on ``b"\\n"``, refusing any line longer than ``max_bytes``.
+
+    Lines come back without their ``b"\\n"``; a ``b"\\r"`` before it is kept (JSON reads it as whitespace). A line
+    is joined from its pieces once, when its newline arrives, and the pieces are dropped right after. (Growing one
+    ``bytearray`` instead costs more: reallocations copy it, and the JSON parser copies a mutable buffer again.)
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        """The cap on one line, in bytes, newline excluded."""
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished line held so far."""
+        return self._size
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines completed by ``chunk``, in order. Raises :class:`LineTooLongError` (and forgets the line)."""
+        lines: list[bytes] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._check(self._size + end - start)
+            piece = chunk[start:end]
+            if self._parts:
+                self._parts.append(piece)
+                piece = b"".join(self._parts)
+                self._parts, self._size = [], 0
+            lines.append(piece)
+            start = end + 1
+        if start < len(chunk):
+            self._check(self._size + len(chunk) - start)
+            self._parts.append(chunk[start:] if start else chunk)
+            self._size += len(chunk) - start
+        return lines
+
+    def _check(self, size: int) -> None:
+        if size > self.max_bytes:
+            self._parts, self._size = [], 0
+            raise LineTooLongError(self.max_bytes)
+
+
+def parse_line(line: bytes) -> SessionMessage | Exception:
+    """One line from the server as the SDK's message, or the parse error as a value (the SDK reader's contract).
+
+    The JSON is read into Python objects once and validated with the SDK's JSON-RPC union in Python mode, which
+    keeps the parsed strings instead of copying them per union member as JSON-mode validation does. A line that is
+    not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
+    """
+    try:
+        try:
+            value = pydantic_core.from_json(line)
+        except ValueError:
+            if line.isascii():
+                raise
+            value = pydantic_core.from_json(line.decode("utf-8", "replace"))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
+    except ValueError as error:
+        return error
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    stderr: int,
+    server: str,
+    on_lost: Callable[[str], None],
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> AsyncGenerator[Streams]:
+    """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
+
+    ``env`` is merged over the SDK's safe default environment. ``stderr`` is the write end of a pipe for the server's
+    stderr; it is closed here once the child has it (or the start failed), so its reader sees end-of-file exactly
+    when the server and everything it started are gone. ``on_lost`` is called with a sentence naming ``server``
+    when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
+    stream end. Raises ``OSError`` when the command cannot be started.
+    """
+    try:
+        process = await _start(command, list(args), get_default_environment() | dict(env or {}), cwd, stderr)
+    finally:
+        os.close(stderr)
+
+    read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    shutting_down = False
+    writer_done = anyio.Event()
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        splitter = LineSplitter(max_line_bytes)
+        try:
+            try:
+                async with read_stream_writer:
+                    await deliver_lines(process.stdout, splitter, read_stream_writer)
+            except LineTooLongError as error:
+                on_lost(
+                    f"the MCP server {server!r} wrote {error} to stdout (the cap is {error.limit} bytes); "
+                    "closed the connection"
+                )
+            finally:
+                await _drain(process.stdout)
+        except anyio.ClosedResourceError:
+            pass  # our own shutdown closed stdout under the read
+        except (anyio.BrokenResourceError, ConnectionError):
+            if not shutting_down:
+                logger.exception("[%s] reading the server's stdout failed", server)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_stream_reader:
+                async for session_message in write_stream_reader:
+                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((text + "\n").encode("utf-8", "replace"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server may still be alive: end the read side so no request waits for an answer forever.
+            await read_stream_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        # Unblock the reader into its drain first: a server stuck writing stdout cannot read its stdin.
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await _stop(process)
+        for stream in (read_stream, write_stream, read_stream_writer, write_stream_reader):
+            await stream.aclose()
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(stdout_reader)
+        tasks.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            tasks.cancel_scope.cancel()
+
+
+async def deliver_lines(
+    stdout: anyio.abc.ByteReceiveStream,
+    splitter: LineSplitter,
+    sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
+) -> None:
+    """Read ``stdout`` to end-of-file and send each line's message (or parse error) to ``sink``, one line at a time,
+    without reading ahead while a send blocks. Blank lines are skipped; an unfinished last line is dropped with a
+    warning. Returns early when the session is gone; raises :class:`LineTooLongError` from ``splitter``."""
+    while True:
+        try:
+            chunk = await stdout.receive(_RECEIVE_BYTES)
+        except anyio.EndOfStream:
+            break
+        lines = splitter.feed(chunk)
+        del chunk
+        lines.reverse()
+        while lines:
+            # Popped, not iterated, so neither a finished line nor its message outlives its delivery.
+            line = lines.pop()
+            if not line or line.isspace():
+                continue
+            long = len(line) > _RELEASE_AFTER
+            message = parse_line(line)
+            del line
+            try:
+                await sink.send(message)
+                del message
+                if long:
+                    await sink.send(_release())
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the session is gone; only the drain remains
+    if splitter.pending:
+        logger.warning("the server's stdout ended inside a line; ignored its last %d bytes", splitter.pending)
+
+
+def _release() -> SessionMessage:
+    """A response to a request that was never made, which the SDK's dispatcher drops as it drops late answers.
+
+    The dispatcher keeps the last message it received in its loop variable until the next one arrives; after a
+    16 MiB answer that is 16 MiB held for as long as the server stays quiet, and on top of the next big answer.
+    """
+    return SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=_RELEASE_ID, result={}))
+
+
+async def _drain(stdout: anyio.abc.ByteReceiveStream) -> None:
+    """Discard what is left on stdout until it closes, so a server flushing its output can still exit."""
+    with (
+        anyio.CancelScope(shield=True),
+        contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError),
+    ):
+        while True:
+            await stdout.receive(_RECEIVE_BYTES)
+
+
+async def _start(
+    command: str, args: list[str], env: dict[str, str], cwd: str | Path | None, stderr: int
+) -> anyio.abc.Process:
+    if sys.platform == "win32":  # pragma: no cover
+        from mcp.os.win32.utilities import create_windows_process, get_windows_executable_command
+
+        command = get_windows_executable_command(command)
+        return await create_windows_process(command, args, env, stderr, cwd)  # pyright: ignore
+    return await anyio.open_process([command, *args], env=env, stderr=stderr, cwd=cwd, start_new_session=True)
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    """Close stdin, wait out the grace period, then end the whole process group (or job) and release the pipes."""
+    assert process.stdin is not None and process.stdout is not None
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await process.stdin.aclose()
+    with anyio.move_on_after(_STDIN_CLOSE_GRACE):
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_POLL_INTERVAL)
+    if sys.platform == "win32":  # pragma: no cover
+        from mcp.os.win32.utilities import close_process_job, terminate_windows_process_tree
+
+        if process.returncode is None:
+            await terminate_windows_process_tree(process)
+        close_process_job(process)
+    else:
+        await _end_group(process)
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await process.stdout.aclose()
+    # The asyncio subprocess transport would otherwise stay open (and warn when collected) while a survivor
+    # holds a pipe; nothing public closes it without waiting for the pipes.
+    close: Any = getattr(getattr(getattr(process, "_process", None), "_transport", None), "close", None)
+    if callable(close):
+        with contextlib.suppress(PermissionError):
+            close()
+
+
+async def _end_group(process: anyio.abc.Process) -> None:
+    """SIGTERM what is left of the server's process group, then SIGKILL it after a grace period.
+
+    The server leads its own group (``start_new_session``), so its pid is the group id even after it was reaped.
+    """
+    group = process.pid
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    with anyio.move_on_after(_GROUP_TERM_GRACE):
+        while True:
+            _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
+            try:
+                os.killpg(group, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            await anyio.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+    with anyio.move_on_after(_GROUP_TERM_GRACE):
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_POLL_INTERVAL)

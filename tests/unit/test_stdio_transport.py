@@ -1,0 +1,154 @@
+"""Line framing of the stdio transport: splitting, the per-line cap (C9), parsing into the SDK's messages."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.shared.message import SessionMessage
+
+from host_bridge.hub import stdio_transport
+from host_bridge.hub.stdio_transport import LineSplitter, LineTooLongError, deliver_lines, parse_line
+
+pytestmark = pytest.mark.anyio
+
+
+def notification(tag: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": tag}}).encode()
+
+
+def tags(items: Sequence[SessionMessage | Exception]) -> list[str]:
+    result: list[str] = []
+    for item in items:
+        if isinstance(item, Exception):
+            result.append("error")
+        else:
+            assert isinstance(item.message, types.JSONRPCNotification) and item.message.params is not None
+            result.append(item.message.params["data"])
+    return result
+
+
+class Chunks:
+    """A byte stream that hands out the given chunks, then end-of-file."""
+
+    def __init__(self, chunks: Sequence[bytes]) -> None:
+        self._chunks = list(chunks)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if not self._chunks:
+            raise anyio.EndOfStream
+        return self._chunks.pop(0)
+
+
+async def delivered(chunks: Sequence[bytes], max_bytes: int = 1024) -> list[SessionMessage | Exception]:
+    sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+    with anyio.fail_after(5):
+        async with sink:
+            await deliver_lines(Chunks(chunks), LineSplitter(max_bytes), sink)  # type: ignore[arg-type]
+        return [item async for item in source]
+
+
+def test_a_line_split_across_reads_is_joined() -> None:
+    splitter = LineSplitter(100)
+    assert splitter.feed(b'{"a"') == []
+    assert splitter.feed(b": 1") == []
+    assert splitter.pending == 7
+    assert splitter.feed(b"}\n") == [b'{"a": 1}']
+    assert splitter.pending == 0
+
+
+def test_several_lines_in_one_read_come_out_in_order_and_the_rest_waits() -> None:
+    splitter = LineSplitter(100)
+    assert splitter.feed(b"one\ntwo\nthree\nfou") == [b"one", b"two", b"three"]
+    assert splitter.feed(b"r\n\n") == [b"four", b""]
+
+
+def test_crlf_keeps_the_carriage_return_which_json_reads_as_whitespace() -> None:
+    (line,) = LineSplitter(100).feed(notification("crlf") + b"\r\n")
+    assert line.endswith(b"\r")
+    assert tags([parse_line(line)]) == ["crlf"]
+
+
+def test_a_line_exactly_at_the_cap_is_accepted() -> None:
+    splitter = LineSplitter(10)
+    assert splitter.feed(b"0123456789\n") == [b"0123456789"]
+    assert splitter.feed(b"01234") == []
+    assert splitter.feed(b"56789") == []
+    assert splitter.feed(b"\n") == [b"0123456789"]
+
+
+@pytest.mark.parametrize("chunks", [[b"0123456789A\n"], [b"01234", b"56789A"], [b"0123456789", b"A\n"]])
+def test_one_byte_over_the_cap_is_refused_whether_or_not_its_newline_arrived(chunks: list[bytes]) -> None:
+    splitter = LineSplitter(10)
+    with pytest.raises(LineTooLongError, match="longer than 10 bytes") as caught:
+        for chunk in chunks:
+            splitter.feed(chunk)
+    assert caught.value.limit == 10
+    assert splitter.pending == 0
+
+
+def test_lines_before_an_over_long_one_in_the_same_read_are_not_lost_to_the_caller() -> None:
+    splitter = LineSplitter(10)
+    assert splitter.feed(b"ok\n") == [b"ok"]
+    with pytest.raises(LineTooLongError):
+        splitter.feed(b"x" * 11)
+
+
+def test_a_valid_line_becomes_the_sdks_session_message() -> None:
+    message = parse_line(b'{"jsonrpc": "2.0", "id": 7, "result": {"contents": []}}')
+    assert isinstance(message, SessionMessage)
+    assert isinstance(message.message, types.JSONRPCResponse)
+    assert message.message.id == 7 and message.message.result == {"contents": []}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"this is not JSON", b'{"jsonrpc": "2.0"}', b'[{"jsonrpc": "2.0", "method": "x"}]', b'{"id": 1, "result": {}}'],
+)
+def test_a_line_that_is_not_a_json_rpc_message_is_returned_as_an_exception(line: bytes) -> None:
+    assert isinstance(parse_line(line), ValueError)
+
+
+def test_invalid_utf8_inside_a_string_is_replaced_as_the_sdk_reader_does() -> None:
+    message = parse_line(b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "a\xffb"}}')
+    assert tags([message]) == ["a\ufffdb"]
+
+
+async def test_invalid_lines_reach_the_session_as_exceptions_between_the_messages() -> None:
+    items = await delivered([notification("first") + b"\nnot json\n", notification("second") + b"\n"])
+    assert tags(items) == ["first", "error", "second"]
+
+
+async def test_blank_lines_are_skipped() -> None:
+    assert tags(await delivered([b"\n  \r\n", notification("only") + b"\n\n"])) == ["only"]
+
+
+async def test_an_unfinished_line_at_end_of_file_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="host_bridge.hub.stdio_transport"):
+        items = await delivered([notification("whole") + b"\n" + notification("cut")[:20]])
+    assert tags(items) == ["whole"]
+    assert "ended inside a line; ignored its last 20 bytes" in caplog.text
+
+
+async def test_an_over_long_line_stops_delivery_after_the_lines_before_it() -> None:
+    sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+    stream = Chunks([notification("before") + b"\n", b"x" * 600, b"x" * 600, notification("after") + b"\n"])
+    with anyio.fail_after(5), pytest.raises(LineTooLongError):
+        await deliver_lines(stream, LineSplitter(1024), sink)  # type: ignore[arg-type]
+    sink.close()
+    assert tags([item async for item in source]) == ["before"]
+
+
+async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_lets_go_of_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stdio_transport, "_RELEASE_AFTER", 100)
+    items = await delivered([notification("x" * 100) + b"\n" + notification("short") + b"\n"])
+    assert tags(items[:1]) == ["x" * 100] and tags(items[2:]) == ["short"]
+    release = items[1]
+    assert isinstance(release, SessionMessage) and isinstance(release.message, types.JSONRPCResponse)
+    assert isinstance(release.message.id, str) and release.message.result == {}
