@@ -45,6 +45,7 @@ from pygls.protocol.language_server import lsp_method
 from host_bridge import __version__
 from host_bridge.hub.errors import HubError
 from host_bridge.lsp import methods
+from host_bridge.lsp.frame_writer import frame_pieces
 from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
 
 if TYPE_CHECKING:
@@ -144,8 +145,8 @@ class HostBridgeProtocol(LanguageServerProtocol):
         self.handle_message(cast(RPCMessage, structured))
 
     def _send_data(self, data: Any) -> None:
-        """pygls' writer, except that the frame is not built as one more string: the encoded body and its header
-        are written separately, so a 16 MiB read result is held twice while it is sent, not four times."""
+        """pygls' writer, except that the frame is written in pieces and long strings straight from the result
+        (:mod:`host_bridge.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
         if not data:
             return
         writer = self.writer
@@ -153,10 +154,9 @@ class HostBridgeProtocol(LanguageServerProtocol):
             logger.error("cannot send to the editor: no transport")
             return
         try:
-            body = json.dumps(data, default=self._serialize_message).encode(self.CHARSET)
-            header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            for part in (header.encode("ascii"), body):
-                writer.write(part)  # a StdoutWriter (serve), which writes and flushes synchronously
+            content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
+            for piece in frame_pieces(data, self._serialize_message, content_type):
+                writer.write(piece)  # a StdoutWriter (serve), which writes and flushes synchronously
         except BrokenPipeError:
             logger.info("the editor closed its end of the pipe; a message was not sent")
             raise

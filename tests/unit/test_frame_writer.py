@@ -1,0 +1,77 @@
+"""Frames written in pieces carry exactly the bytes ``json.dumps`` would have produced, long strings included."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from typing import Any
+
+import pytest
+
+from host_bridge.lsp import frame_writer
+from host_bridge.lsp.frame_writer import frame_pieces
+
+CONTENT_TYPE = "application/vscode-jsonrpc; charset=utf-8"
+
+
+class Message:
+    """Stands in for a pygls message object that only ``default`` can turn into JSON."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+
+def default(value: Any) -> Any:
+    if isinstance(value, Message):
+        return {"jsonrpc": "2.0", "id": 1, "result": value.result}
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def framed(message: Any) -> bytes:
+    return b"".join(frame_pieces(message, default, CONTENT_TYPE))
+
+
+def expected(message: Any) -> bytes:
+    body = json.dumps(message, default=default).encode()
+    return f"Content-Length: {len(body)}\r\nContent-Type: {CONTENT_TYPE}\r\n\r\n".encode() + body
+
+
+@pytest.fixture(autouse=True)
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frame_writer, "LONG_STRING", 16)
+    monkeypatch.setattr(frame_writer, "PIECE_CHARS", 7)
+
+
+BLOB = base64.b64encode(os.urandom(100)).decode()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "result": {"short": "text", "n": [1, 2.5, None, True]}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"contents": [{"uri": "t://b", "blob": BLOB}]}},
+        {"jsonrpc": "2.0", "id": 3, "result": {"text": 'quotes " and \\ backslashes, tabs\t and\nnewlines' * 3}},
+        {"jsonrpc": "2.0", "id": 4, "result": {"text": "héllo wörld 日本語 🙂 lone \ud800 surrogate" * 5}},
+        {"jsonrpc": "2.0", "id": 5, "result": {"list": [BLOB, "short", (BLOB, {"deep": BLOB})], "again": BLOB}},
+        {"jsonrpc": "2.0", "id": 6, "result": {"mimicry": '"\\u0000abc:0\\u0000"' * 4}},
+        Message({"contents": [{"uri": "t://b", "blob": BLOB, "mimeType": "application/octet-stream"}]}),
+        Message({"nothing": "long"}),
+    ],
+    ids=["no-long", "blob", "escapes", "non-ascii", "nested", "token-lookalike", "message-object", "message-short"],
+)
+def test_the_frame_is_byte_for_byte_what_json_dumps_writes(message: Any) -> None:
+    assert framed(message) == expected(message)
+
+
+def test_the_callers_data_is_left_untouched() -> None:
+    inner = {"blob": BLOB}
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [inner]}}
+    framed(message)
+    assert message == {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"blob": BLOB}]}}
+    assert message["result"]["contents"][0] is inner
+
+
+def test_a_long_string_is_written_in_pieces_no_longer_than_a_slice() -> None:
+    pieces = list(frame_pieces({"blob": BLOB}, default, CONTENT_TYPE))
+    assert max(len(piece) for piece in pieces[1:]) <= max(frame_writer.PIECE_CHARS, len('{"blob": '))
