@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import {
   Choice,
+  LeftPrivate,
   SerialQueue,
   changeSummary,
   decisionOfChoice,
@@ -43,10 +44,25 @@ type AllowKind = "allow" | "allowSession";
 /** Install the `hostBridge/askConsent` handler and the "MCP: Manage Shared Folders" command. */
 export function registerConsent(ctx: Ctx): void {
   const queue = new SerialQueue();
+  const leftPrivate = new LeftPrivate();
   ctx.setConsentHandler((params, token) =>
     queue.run(async () => {
+      const roots = leftPrivate.unasked(params.server, params.roots);
+      const skipped = params.roots.length - roots.length;
+      if (skipped > 0) {
+        ctx.log.info(
+          `[${params.server.id}] not asking again about ${skipped} folder(s) left unshared in this window; “MCP: Manage Shared Folders” shares them`,
+        );
+      }
+      if (roots.length === 0 && !params.trustRequired) {
+        return { decisions: [] };
+      }
       try {
-        return await askConsent(params, token);
+        const result = await askConsent({ ...params, roots }, token);
+        if (!token.isCancellationRequested && result.trust !== false) {
+          leftPrivate.answered(params.server, roots, result.decisions ?? []);
+        }
+        return result;
       } catch (error) {
         ctx.log.error(`[${params.server.id}] the consent prompt failed; nothing is shared: ${String(error)}`);
         return { decisions: [] };

@@ -335,3 +335,30 @@ export class SerialQueue {
     return result;
   }
 }
+
+/**
+ * Folders the user left unshared in this window, per server launch: after a sidecar restart (a crash, a
+ * settings change) they are not asked about again until the window reloads. Only ever narrows a prompt.
+ */
+export class LeftPrivate {
+  private readonly keys = new Set<string>();
+
+  private static key(server: protocol.ServerRef, uri: string): string {
+    return JSON.stringify([server.id, server.transport, server.command ?? null, server.args ?? [], server.url ?? null, uri]);
+  }
+
+  /** The roots still worth asking about. */
+  unasked(server: protocol.ServerRef, roots: readonly protocol.Candidate[]): protocol.Candidate[] {
+    return roots.filter((root) => !this.keys.has(LeftPrivate.key(server, root.uri)));
+  }
+
+  /** Remember the asked roots that the answer leaves out (or denies). */
+  answered(server: protocol.ServerRef, asked: readonly protocol.Candidate[], decisions: readonly protocol.RootDecision[]): void {
+    const allowed = new Set(decisions.filter((d) => d.decision !== "deny").map((d) => d.uri));
+    for (const root of asked) {
+      if (!allowed.has(root.uri)) {
+        this.keys.add(LeftPrivate.key(server, root.uri));
+      }
+    }
+  }
+}

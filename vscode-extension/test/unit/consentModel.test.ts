@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  LeftPrivate,
   Choice,
   SerialQueue,
   changeSummary,
@@ -288,5 +289,29 @@ describe("prompt queue", () => {
     const next = queue.run(async () => "next");
     await expect(failing).rejects.toThrow("dialog failed");
     expect(await next).toBe("next");
+  });
+});
+
+describe("folders left unshared in this window", () => {
+  const server: protocol.ServerRef = { id: "fs", label: "fs", source: "settings", transport: "stdio", command: "node", args: ["fs.js"] };
+  const folder = (name: string): protocol.Candidate => ({ uri: `file:///w/${name}`, name, kinds: ["workspaceFolder"], markers: [] });
+
+  it("are not asked about again for the same server launch, while allowed ones and new ones are", () => {
+    const memory = new LeftPrivate();
+    const [a, b, c] = [folder("a"), folder("b"), folder("c")];
+    memory.answered(server, [a, b], [{ uri: a.uri, decision: "allow" }]);
+    expect(memory.unasked(server, [a, b, c]).map((r) => r.name)).toEqual(["a", "c"]);
+  });
+
+  it("are asked about again when the server's command changes", () => {
+    const memory = new LeftPrivate();
+    memory.answered(server, [folder("a")], []);
+    expect(memory.unasked({ ...server, args: ["other.js"] }, [folder("a")])).toHaveLength(1);
+  });
+
+  it("include denied folders", () => {
+    const memory = new LeftPrivate();
+    memory.answered(server, [folder("a")], [{ uri: folder("a").uri, decision: "deny" }]);
+    expect(memory.unasked(server, [folder("a")])).toHaveLength(0);
   });
 });
