@@ -164,6 +164,18 @@ class HostBridgeProtocol(LanguageServerProtocol):
             logger.exception("sending a message to the editor failed")
             self._server._report_server_error(error, JsonRpcInternalError)  # pyright: ignore[reportPrivateUsage]
 
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """pygls' answer to a request, except that a JSON-RPC error raised on purpose (not found, unknown
+        server, bad params …) is the answer, not a failure of the sidecar: no traceback, no error in the
+        editor's log."""
+        error = None if future.cancelled() else future.exception()
+        if not isinstance(error, JsonRpcException):
+            super()._send_handler_result(future, msg_id=msg_id)
+            return
+        self._request_futures.pop(msg_id, None)
+        logger.debug("request %s answered with error %d: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, error=error.to_response_error())
+
     def _send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:
         # pygls leaves out an id of None, but an error about an unidentifiable message must carry "id": null.
         self._send_data(

@@ -260,3 +260,17 @@ async def test_a_workspace_defined_server_starts_only_once_trusted_and_gets_the_
     assert client.asks[0]["server"]["source"].endswith("/.vscode/mcp.json")
     assert next(s["state"] for s in client.statuses if s["id"] == "fs") == "awaitingTrust"
     await client.until(lambda: shared(client, "fs") == [folder_uri(first)])
+
+
+@pytest.mark.asyncio
+async def test_an_error_answer_is_not_reported_as_a_failure_in_the_editors_log(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    await client.start_session([folders[0]], options(tmp_path, {}))
+    with pytest.raises(JsonRpcException) as unknown:
+        await client.request("hostBridge/readResource", {"server": "nope", "uri": "demo://x"})
+    assert unknown.value.code == -32602
+    # Messages arrive in order: anything logged about the failed request precedes this answer.
+    await client.request("hostBridge/status", {})
+    errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+    assert errors == []
