@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -222,3 +223,18 @@ async def another_sidecar() -> AsyncIterator[BridgeClient]:
         if second.capabilities is not None:
             await asyncio.wait_for(second.shutdown_session(), WAIT)
         await second.stop()
+
+
+def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """``initializationOptions`` with storage under ``tmp_path``, the given servers and no workspace configs."""
+    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    """Two project folders, ``alpha`` and ``beta``, each with a ``pyproject.toml`` naming it."""
+    first, second = tmp_path / "ws" / "alpha", tmp_path / "ws" / "beta"
+    for folder in (first, second):
+        folder.mkdir(parents=True)
+        (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
+    return first, second

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BridgeClient, folder_uri, peer_server
+from conftest import BridgeClient, folder_uri, options, peer_server
 from lsprotocol import types
 from processes import alive, children_of
 from pygls.exceptions import JsonRpcException
@@ -17,17 +17,6 @@ from pygls.exceptions import JsonRpcException
 UPDATED = "[fs] Updated allowed directories from MCP roots: "
 
 
-@pytest.fixture
-def folders(tmp_path: Path) -> tuple[Path, Path]:
-    first, second = tmp_path / "ws" / "alpha", tmp_path / "ws" / "beta"
-    for folder in (first, second):
-        folder.mkdir(parents=True)
-        (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
-    return first, second
-
-
-def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
 
 
 def status_of(client: BridgeClient, server_id: str) -> dict[str, Any] | None:

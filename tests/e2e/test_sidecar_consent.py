@@ -14,6 +14,7 @@ from conftest import (
     EditorRefusal,
     another_sidecar,
     folder_uri,
+    options,
     recorded_roots,
     roots_recorder,
     until_recorded,
@@ -22,19 +23,6 @@ from lsprotocol import types
 
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
-
-
-@pytest.fixture
-def folders(tmp_path: Path) -> tuple[Path, Path]:
-    first, second = tmp_path / "ws" / "alpha", tmp_path / "ws" / "beta"
-    for folder in (first, second):
-        folder.mkdir(parents=True)
-        (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
-    return first, second
-
-
-def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
 
 
 def define_in_workspace(folder: Path, servers: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT, BridgeClient
+from conftest import WAIT, BridgeClient, options
 from lsprotocol import types
 from processes import alive, children_of
 from pygls.exceptions import JsonRpcException
@@ -33,9 +33,6 @@ RESOURCES_SERVER = REPO / "tests" / "servers" / "resources_server.py"
 REQUEST_CANCELLED = -32800
 FRAME_HEADER = re.compile(rb"(Content-Length|Content-Type): ([^\r\n]+)\r\n")
 
-
-def options(tmp_path: Path, servers: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False}
 
 
 def resources_server(*args: str) -> dict[str, Any]:

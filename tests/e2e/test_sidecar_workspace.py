@@ -8,12 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BridgeClient, folder_uri, roots_recorder, until_recorded
+from conftest import BridgeClient, folder_uri, options, roots_recorder, until_recorded
 from lsprotocol import types
-
-
-def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
 
 
 def project(folder: Path) -> Path:
