@@ -1,6 +1,7 @@
 // What the consent prompts and "MCP: Manage Shared Folders" show and answer, without the vscode API:
 // display strings, picker items, answers, the manage-folders diff and the one-prompt-at-a-time queue.
 import type * as protocol from "./protocol";
+import { stateLabel } from "./statusModel";
 
 /** A folder decision the user can give in a prompt (`forget` is never offered there). */
 export type FolderDecision = protocol.RootDecision["decision"];
@@ -299,18 +300,10 @@ export function serverItem(status: protocol.ServerStatus): { id: string; label: 
   return {
     id: status.id,
     label: status.label === "" ? status.id : status.label,
-    description: `${STATE_LABELS[status.state]} · ${shared}`,
+    description: `${stateLabel(status.state)} · ${shared}`,
   };
 }
 
-const STATE_LABELS: Record<protocol.ServerState, string> = {
-  awaitingTrust: "awaiting trust",
-  starting: "starting",
-  running: "running",
-  restarting: "restarting",
-  stopped: "stopped",
-  failed: "failed",
-};
 
 /**
  * Runs tasks one at a time in the order given, so that prompts never overlap. A task that fails does not
