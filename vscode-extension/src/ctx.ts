@@ -13,6 +13,11 @@ export type ConsentHandler = (
   token: CancellationToken,
 ) => Promise<protocol.AskConsentResult>;
 
+/** The message of anything thrown. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** A sidecar request failed; `message` is the sidecar's sentence, ready to show. */
 export class SidecarError extends Error {
   constructor(
@@ -49,6 +54,7 @@ export class Ctx implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private consentHandler: ConsentHandler | undefined;
   private state: SidecarState = { kind: "starting" };
+  private known = false;
 
   private readonly serverChangedEmitter = new vscode.EventEmitter<protocol.ServerStatus>();
   private readonly resourcesChangedEmitter = new vscode.EventEmitter<protocol.ServerNotification>();
@@ -64,7 +70,7 @@ export class Ctx implements vscode.Disposable {
   readonly onResourceUpdated = this.resourceUpdatedEmitter.event;
   /** The sidecar itself started, stopped or failed. */
   readonly onStateChanged = this.stateEmitter.event;
-  /** A new sidecar process is running: subscriptions must be re-established, lists reloaded. */
+  /** A new sidecar process is running and {@link servers} holds its status: re-subscribe, reload lists. */
   readonly onStarted = this.startedEmitter.event;
 
   constructor(readonly extension: vscode.ExtensionContext) {
@@ -101,50 +107,87 @@ export class Ctx implements vscode.Disposable {
       if (error instanceof ResponseError) {
         throw new SidecarError(error.message, error.code, error.data);
       }
-      throw new SidecarError(error instanceof Error ? error.message : String(error), undefined, undefined);
+      throw new SidecarError(errorMessage(error), undefined, undefined);
     }
   }
 
-  /** Send a notification-free status query; an empty status while the sidecar is down. */
+  /** Ask the sidecar for every server and candidate; refreshes {@link servers}. Rejects while it is down. */
   async status(): Promise<protocol.StatusResult> {
-    if (this.state.kind !== "running") {
-      return { servers: [...this.servers.values()], candidates: [] };
-    }
+    const client = this.client;
     const result = await this.request(protocol.status, {});
-    this.servers.clear();
-    for (const server of result.servers) {
-      this.servers.set(server.id, server);
+    if (client === this.client) {
+      this.servers.clear();
+      for (const server of result.servers) {
+        this.servers.set(server.id, server);
+      }
+      this.known = true;
     }
     return result;
   }
 
-  /** Called by the client module when a new sidecar is up: wires its notifications into the events. */
+  /** Whether {@link servers} reflects the running sidecar (its first status has arrived since it started). */
+  get statusKnown(): boolean {
+    return this.known;
+  }
+
+  /**
+   * Called by the client module for each new client: wires its notifications into the events. A client that
+   * is no longer the current one (replaced by a restart) is ignored, and its consent questions get no answer.
+   */
   attach(client: LanguageClient): void {
     this.client = client;
+    const current = () => this.client === client;
     client.onNotification(protocol.serverChanged, (status) => {
-      this.servers.set(status.id, status);
-      this.serverChangedEmitter.fire(status);
+      if (current()) {
+        this.servers.set(status.id, status);
+        this.serverChangedEmitter.fire(status);
+      }
     });
-    client.onNotification(protocol.resourcesChanged, (params) => this.resourcesChangedEmitter.fire(params));
-    client.onNotification(protocol.resourceUpdated, (params) => this.resourceUpdatedEmitter.fire(params));
+    client.onNotification(protocol.resourcesChanged, (params) => {
+      if (current()) {
+        this.resourcesChangedEmitter.fire(params);
+      }
+    });
+    client.onNotification(protocol.resourceUpdated, (params) => {
+      if (current()) {
+        this.resourceUpdatedEmitter.fire(params);
+      }
+    });
     client.onRequest(protocol.askConsent, async (params, token) => {
-      if (this.consentHandler === undefined) {
+      if (!current() || this.consentHandler === undefined) {
         return { decisions: [] };
       }
       return this.consentHandler(params, token);
     });
   }
 
+  /** Forget the current client (it is being stopped); its messages are ignored from now on. */
+  detach(): void {
+    this.client = undefined;
+  }
+
   /** Called by the client module when the sidecar state changes. */
   setState(state: SidecarState): void {
     this.state = state;
     if (state.kind !== "running") {
-      for (const [id, server] of this.servers) {
-        this.servers.set(id, { ...server, state: "stopped", sharedRoots: [] });
-      }
+      // Nothing is known about servers of a sidecar that is not running; the next one reports afresh.
+      this.servers.clear();
+      this.known = false;
     }
     this.stateEmitter.fire(state);
     if (state.kind === "running") {
+      void this.loadStatus();
+    }
+  }
+
+  /** Load the status of a sidecar that just started, once, then tell the features ({@link onStarted}). */
+  private async loadStatus(): Promise<void> {
+    try {
+      await this.status();
+    } catch (error) {
+      this.log.warn(`could not load the servers' status: ${errorMessage(error)}`);
+    }
+    if (this.state.kind === "running") {
       this.startedEmitter.fire();
     }
   }
@@ -154,7 +197,7 @@ export class Ctx implements vscode.Disposable {
     if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
       return;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     this.log.error(`${what}: ${message}`);
     void vscode.window.showErrorMessage(`${what}: ${message}`);
   }
