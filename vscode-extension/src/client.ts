@@ -1,6 +1,6 @@
 // Starts, restarts and stops the sidecar (`python -m host_bridge serve`) through vscode-languageclient.
 // Restarts are serialized (at most one queued); after 5 crashes in 3 minutes it stays stopped and says so.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { promises as fs } from "node:fs";
 import * as readline from "node:readline";
 import * as vscode from "vscode";
@@ -10,14 +10,13 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  Trace,
   type CloseHandlerResult,
   type ErrorHandlerResult,
   type LanguageClientOptions,
   type StaticFeature,
 } from "vscode-languageclient/node";
-import { CrashPolicy, LineRing, MAX_CRASHES, SerialQueue } from "./crashPolicy";
-import type { Ctx } from "./ctx";
+import { CrashPolicy, LifecycleQueue, LineRing, MAX_CRASHES } from "./crashPolicy";
+import { errorMessage, type Ctx } from "./ctx";
 import type { InitializationOptions } from "./protocol";
 import { sidecarPython } from "./python";
 
@@ -48,7 +47,11 @@ export function initializationOptions(ctx: Ctx): InitializationOptions {
 
 export class Sidecar implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private readonly queue = new SerialQueue();
+  /** The process the current client spawned last (the library respawns it after a crash). */
+  private child: ChildProcess | undefined;
+  /** Whether the current client has reached Running: a crash before that is a failed start, not restarted. */
+  private everRunning = false;
+  private readonly queue = new LifecycleQueue();
   private readonly crashes = new CrashPolicy();
   private readonly stderr = new LineRing();
   private readonly disposables: vscode.Disposable[] = [];
@@ -81,7 +84,7 @@ export class Sidecar implements vscode.Disposable {
 
   /** Restart by hand: forgets past crashes. Serialized; a burst of calls gives one restart. */
   restart(): Promise<void> {
-    return this.queue.run(async () => {
+    return this.queue.restart(async () => {
       this.crashes.reset();
       await this.stopNow();
       await this.startNow();
@@ -93,21 +96,27 @@ export class Sidecar implements vscode.Disposable {
       return;
     }
     this.ctx.setState({ kind: "starting" });
+    this.stderr.drain();
     let python: string;
     try {
       python = await sidecarPython(this.ctx);
     } catch (error) {
-      this.fail(error instanceof Error ? error.message : String(error));
+      this.fail(errorMessage(error));
+      return;
+    }
+    if (this.disposed) {
       return;
     }
     const client = this.createClient(python);
     this.client = client;
+    this.everRunning = false;
     this.ctx.attach(client);
     client.onDidChangeState(({ newState }) => {
       if (this.client !== client) {
         return;
       }
       if (newState === State.Running) {
+        this.everRunning = true;
         this.ctx.setState({ kind: "running" });
       } else if (newState === State.Starting) {
         this.ctx.setState({ kind: "starting" });
@@ -115,11 +124,10 @@ export class Sidecar implements vscode.Disposable {
     });
     try {
       await client.start();
-      const trace = vscode.workspace.getConfiguration("hostBridge").get<string>("trace.server", "off");
-      await client.setTrace(Trace.fromString(trace));
     } catch (error) {
       if (this.client === client) {
-        this.fail(`the sidecar did not start: ${error instanceof Error ? error.message : String(error)}`);
+        this.dumpStderr();
+        this.fail(`the sidecar did not start: ${errorMessage(error)}`);
       }
     }
   }
@@ -158,6 +166,7 @@ export class Sidecar implements vscode.Disposable {
         child.once("spawn", resolve);
         child.once("error", (error) => reject(new Error(`could not run ${python}: ${error.message}`)));
       });
+      this.child = child;
       return child;
     };
     const client = new LanguageClient("hostBridge", "MCP Host Bridge", serverOptions, options);
@@ -165,10 +174,14 @@ export class Sidecar implements vscode.Disposable {
     return client;
   }
 
-  /** The connection closed without a stop: a crash. Restart unless it crashed too often. */
+  /**
+   * The connection closed without a stop: a crash. Restart unless it crashed too often, or it never got as
+   * far as running (then the failed start reports it, and restarting would only repeat the failure).
+   */
   private closed(): CloseHandlerResult {
-    for (const line of this.stderr.drain()) {
-      this.ctx.log.error(`[sidecar] ${line}`);
+    this.dumpStderr();
+    if (!this.everRunning) {
+      return { action: CloseAction.DoNotRestart, handled: true };
     }
     if (this.crashes.crashed(Date.now())) {
       this.ctx.log.warn(`the sidecar stopped unexpectedly; restarting it (${this.crashes.recent} of ${MAX_CRASHES})`);
@@ -177,6 +190,13 @@ export class Sidecar implements vscode.Disposable {
     }
     this.fail(`the sidecar crashed ${MAX_CRASHES} times in 3 minutes, so it is stopped.`);
     return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  /** What the sidecar last wrote to stderr, shown in the log after it went away. */
+  private dumpStderr(): void {
+    for (const line of this.stderr.drain()) {
+      this.ctx.log.error(`[sidecar] ${line}`);
+    }
   }
 
   private fail(reason: string): void {
@@ -195,29 +215,36 @@ export class Sidecar implements vscode.Disposable {
 
   private async stopNow(): Promise<void> {
     const client = this.client;
+    const child = this.child;
     this.client = undefined;
+    this.child = undefined;
     if (client === undefined) {
       return;
     }
+    this.ctx.detach();
     this.ctx.setState({ kind: "stopped" });
     try {
       await client.stop(5_000);
     } catch (error) {
-      this.ctx.log.warn(`stopping the sidecar: ${error instanceof Error ? error.message : String(error)}`);
+      // A client between a crash and its restart cannot be stopped; end its process so nobody owns an orphan.
+      this.ctx.log.warn(`stopping the sidecar: ${errorMessage(error)}`);
     }
     await client.dispose().catch(() => undefined);
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill();
+    }
   }
 
-  /** Stop the sidecar (its MCP servers stop with it). */
+  /** Stop the sidecar for good (its MCP servers stop with it): the extension is deactivating. */
   async stop(): Promise<void> {
+    this.disposed = true;
     await this.queue.run(() => this.stopNow());
   }
 
   dispose(): void {
-    this.disposed = true;
     for (const item of this.disposables.splice(0)) {
       item.dispose();
     }
-    void this.stopNow();
+    void this.stop();
   }
 }

@@ -1,4 +1,4 @@
-// Pure: when to restart a sidecar that went away, and a serial queue for (re)starts.
+// Pure: when to restart a sidecar that went away, the order of its starts and stops, its last stderr lines.
 
 /** Restarts allowed within {@link CrashPolicy.window}; one more crash stops the sidecar. */
 export const MAX_CRASHES = 5;
@@ -35,42 +35,35 @@ export class CrashPolicy {
 }
 
 /**
- * Runs jobs one at a time; while one runs, at most one more waits. Asking again while a job waits joins
- * the waiting one, so a burst of restart requests gives exactly one more restart.
+ * Runs the sidecar's start, restart and stop jobs one at a time, in order. A restart asked for while another
+ * restart is queued and has not begun joins it, so a burst of restart requests gives exactly one more restart;
+ * every other job always runs.
  */
-export class SerialQueue {
-  private running: Promise<void> | undefined;
-  private waiting: Promise<void> | undefined;
+export class LifecycleQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private queuedRestart: Promise<void> | undefined;
 
-  /** Run `job` after the running one; callers during the wait share the same queued run. */
+  /** Run `job` after everything queued before it. */
   run(job: () => Promise<void>): Promise<void> {
-    if (this.waiting !== undefined) {
-      return this.waiting;
-    }
-    if (this.running === undefined) {
-      this.running = this.start(job);
-      return this.running;
-    }
-    const previous = this.running;
-    const queued = previous
-      .catch(() => undefined)
-      .then(() => {
-        this.waiting = undefined;
-        this.running = this.start(job);
-        return this.running;
-      });
-    this.waiting = queued;
-    return queued;
+    const next = this.tail.catch(() => undefined).then(job);
+    this.tail = next;
+    return next;
   }
 
-  private async start(job: () => Promise<void>): Promise<void> {
-    try {
-      await job();
-    } finally {
-      if (this.waiting === undefined) {
-        this.running = undefined;
-      }
+  /** Run a restart after everything queued, or join the restart that is already waiting. */
+  restart(job: () => Promise<void>): Promise<void> {
+    if (this.queuedRestart !== undefined) {
+      return this.queuedRestart;
     }
+    const next = this.tail
+      .catch(() => undefined)
+      .then(() => {
+        this.queuedRestart = undefined;
+        return job();
+      });
+    this.queuedRestart = next;
+    this.tail = next;
+    return next;
   }
 }
 

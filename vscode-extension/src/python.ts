@@ -46,7 +46,8 @@ async function candidates(): Promise<Candidate[]> {
     found.push({ command: setting, origin: "the hostBridge.python setting", explicit: true });
     return found;
   }
-  const fromExtension = await pythonExtensionInterpreter();
+  // In Restricted Mode the Python extension may point into the workspace (.venv): never run that.
+  const fromExtension = vscode.workspace.isTrusted ? await pythonExtensionInterpreter() : undefined;
   if (fromExtension !== undefined) {
     found.push({ command: fromExtension, origin: "the Python extension's selected interpreter", explicit: false });
   }

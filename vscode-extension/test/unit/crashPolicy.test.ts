@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CrashPolicy, LineRing, SerialQueue } from "../../src/crashPolicy";
+import { CrashPolicy, LifecycleQueue, LineRing } from "../../src/crashPolicy";
 
 describe("CrashPolicy", () => {
   it("allows four restarts and refuses the fifth crash within three minutes", () => {
@@ -25,35 +25,75 @@ describe("CrashPolicy", () => {
   });
 });
 
-describe("SerialQueue", () => {
-  it("runs jobs one at a time and folds a burst of requests into one queued run", async () => {
-    const queue = new SerialQueue();
-    const log: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
+describe("LifecycleQueue", () => {
+  function gate(): { open: () => void; wait: Promise<void> } {
+    let open!: () => void;
+    const wait = new Promise<void>((resolve) => {
+      open = resolve;
     });
-    let runs = 0;
-    const job = async () => {
-      runs += 1;
-      const n = runs;
-      log.push(`start ${n}`);
-      if (n === 1) {
-        await gate;
-      }
-      log.push(`end ${n}`);
+    return { open, wait };
+  }
+
+  it("folds a burst of restarts behind a running job into one restart", async () => {
+    const queue = new LifecycleQueue();
+    const log: string[] = [];
+    const first = gate();
+    const start = queue.run(async () => {
+      log.push("start");
+      await first.wait;
+    });
+    const restart = async () => {
+      log.push("restart");
     };
-    const first = queue.run(job);
-    const second = queue.run(job);
-    const third = queue.run(job);
-    expect(second).toBe(third);
-    release();
-    await Promise.all([first, second, third]);
-    expect(log).toEqual(["start 1", "end 1", "start 2", "end 2"]);
+    const a = queue.restart(restart);
+    const b = queue.restart(restart);
+    expect(b).toBe(a);
+    first.open();
+    await Promise.all([start, a, b]);
+    expect(log).toEqual(["start", "restart"]);
   });
 
-  it("runs the queued job even when the running one fails", async () => {
-    const queue = new SerialQueue();
+  it("always runs a stop queued behind a restart, after it", async () => {
+    const queue = new LifecycleQueue();
+    const log: string[] = [];
+    const first = gate();
+    void queue.run(async () => {
+      log.push("start");
+      await first.wait;
+    });
+    void queue.restart(async () => {
+      log.push("restart");
+    });
+    const stop = queue.run(async () => {
+      log.push("stop");
+    });
+    first.open();
+    await stop;
+    expect(log).toEqual(["start", "restart", "stop"]);
+  });
+
+  it("queues a new restart once the waiting one has begun", async () => {
+    const queue = new LifecycleQueue();
+    const log: string[] = [];
+    const inside = gate();
+    const release = gate();
+    const first = queue.restart(async () => {
+      log.push("restart 1");
+      inside.open();
+      await release.wait;
+    });
+    await inside.wait;
+    const second = queue.restart(async () => {
+      log.push("restart 2");
+    });
+    expect(second).not.toBe(first);
+    release.open();
+    await second;
+    expect(log).toEqual(["restart 1", "restart 2"]);
+  });
+
+  it("runs the next job even when the previous one failed", async () => {
+    const queue = new LifecycleQueue();
     const failing = queue.run(async () => {
       throw new Error("boom");
     });
