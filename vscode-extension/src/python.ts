@@ -77,7 +77,7 @@ async function choose(log: vscode.LogOutputChannel): Promise<PythonInfo> {
     }
   }
   throw new BootstrapError(
-    `MCP Host Bridge needs ${WANT}: ${tried.join("; ")}. Install ${WANT} (python.org, or your package manager) and set "hostBridge.python" to its path, then run "MCP: Restart Host Bridge".`,
+    `the sidecar needs ${WANT}: ${tried.join("; ")}. Install ${WANT} (python.org, or your package manager) and set "hostBridge.python" to its path, then run "MCP: Restart Host Bridge".`,
   );
 }
 
