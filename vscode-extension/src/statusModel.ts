@@ -2,6 +2,7 @@
 // state and the servers' statuses. No `vscode` here: status.ts turns these views into UI objects.
 import type { SidecarState } from "./ctx";
 import type { ServerState, ServerStatus, SharedRoot } from "./protocol";
+import { escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine } from "./text";
 
 /** The status bar item's content; `tooltip` is Markdown. */
 export interface StatusBarView {
@@ -50,26 +51,6 @@ export function rootName(root: SharedRoot): string {
   return segments.at(-1) ?? path;
 }
 
-/** The local path of a `file://` URI for display (`/home/me/acme`, `c:/work`); the URI itself if it is not one. */
-export function fileUriPath(uri: string): string {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return uri;
-  }
-  if (url.protocol !== "file:") {
-    return uri;
-  }
-  let path: string;
-  try {
-    path = decodeURIComponent(url.pathname);
-  } catch {
-    path = url.pathname;
-  }
-  return /^\/[A-Za-z]:/.test(path) ? path.slice(1) : path;
-}
-
 /** How many distinct folders are shared with at least one server. */
 export function sharedFolderCount(servers: readonly ServerStatus[]): number {
   return new Set(servers.flatMap((server) => server.sharedRoots.map((root) => root.uri))).size;
@@ -95,13 +76,6 @@ export function statusBarView(sidecar: SidecarState, servers: readonly ServerSta
   const running = servers.filter((server) => server.state === "running").length;
   const count = running === servers.length ? `${running}` : `${running}/${servers.length}`;
   return { text: `$(plug) MCP ${count} · ${foldersShared(sharedFolderCount(servers))}`, tooltip, warning };
-}
-
-function foldersShared(count: number): string {
-  if (count === 0) {
-    return "no folders shared";
-  }
-  return count === 1 ? "1 folder shared" : `${count} folders shared`;
 }
 
 /** The status bar tooltip (Markdown): the sidecar's state, then each server with its state and shared folders. */
@@ -151,34 +125,51 @@ export function sidecarPickTexts(sidecar: SidecarState): PickTexts | undefined {
     case "starting":
       return {
         label: "$(sync~spin) The host bridge is starting",
-        description: sidecar.detail,
+        description: sidecar.detail === undefined ? undefined : noIcons(oneLine(sidecar.detail)),
         detail: "Pick to restart it if it does not come up.",
       };
     case "stopped":
       return {
         label: "$(debug-disconnect) The host bridge is stopped",
-        description: sidecar.reason === undefined ? undefined : oneLine(sidecar.reason),
+        description: sidecar.reason === undefined ? undefined : noIcons(oneLine(sidecar.reason)),
         detail: "Pick to restart it.",
       };
     case "failed":
       return {
         label: "$(error) The host bridge failed",
-        description: oneLine(sidecar.reason),
+        description: noIcons(oneLine(sidecar.reason)),
         detail: "Fix the cause (see the log), then pick to restart it.",
       };
   }
 }
 
-/** A server's entry in the status picker. */
+/** A server's label for lists, its id when the label is empty. */
+export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string {
+  return server.label === "" ? server.id : server.label;
+}
+
+/** A server's entry in the status picker (server-controlled text cannot render icons). */
 export function serverPickTexts(server: ServerStatus): PickTexts {
   const description =
     server.protocolVersion === undefined ? stateLabel(server.state) : `${stateLabel(server.state)} · ${server.protocolVersion}`;
   const folders =
     server.sharedRoots.length === 0
-      ? "no folders shared"
+      ? foldersShared(0)
       : `shares ${server.sharedRoots.map((root) => rootName(root)).join(", ")}`;
   const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
-  return { label: server.label, description, detail };
+  return { label: noIcons(serverLabel(server)), description: noIcons(description), detail: noIcons(detail) };
+}
+
+/**
+ * Whether a read of a resource of server `state` should wait (bounded by the caller) rather than fail now:
+ * while the sidecar starts, before its first status is known, while the server is unknown, starting or
+ * restarting. Not when the sidecar is stopped or failed: the read then fails with the reason.
+ */
+export function waitsForServer(sidecar: SidecarState["kind"], statusKnown: boolean, state: ServerState | undefined): boolean {
+  if (sidecar === "stopped" || sidecar === "failed") {
+    return false;
+  }
+  return sidecar === "starting" || !statusKnown || state === undefined || state === "starting" || state === "restarting";
 }
 
 /** The actions offered for one server, most specific first. */
@@ -197,14 +188,4 @@ export function serverActions(server: ServerStatus, sidecar: SidecarState): Serv
     { id: "restartSidecar", label: "$(refresh) Restart host bridge", description: "restarts every server" },
   );
   return actions;
-}
-
-/** Collapse whitespace (including newlines) so a message fits one line of a picker or list. */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
-/** Escape text so Markdown shows it literally (server labels and messages are not ours). */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$]/g, (char) => `\\${char}`);
 }

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ServerStatus } from "../../src/protocol";
 import {
-  escapeMarkdown,
-  fileUriPath,
   rootName,
   serverActions,
   serverPickTexts,
@@ -10,6 +8,7 @@ import {
   sidecarPickTexts,
   statusBarView,
   statusTooltip,
+  waitsForServer,
 } from "../../src/statusModel";
 
 function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus {
@@ -99,14 +98,6 @@ describe("shared folders", () => {
     expect(rootName({ uri: "file:///home/me/my%20project/" })).toBe("my project");
     expect(rootName({ uri: "file:///home/me/acme", name: "Acme" })).toBe("Acme");
   });
-
-  it("shows Windows paths without the leading slash", () => {
-    expect(fileUriPath("file:///c%3A/work/acme")).toBe("c:/work/acme");
-  });
-
-  it("leaves a URI that is not a file URI as it is", () => {
-    expect(fileUriPath("https://example.com/x")).toBe("https://example.com/x");
-  });
 });
 
 describe("status picker texts", () => {
@@ -146,8 +137,39 @@ describe("status picker texts", () => {
   });
 });
 
-describe("escapeMarkdown", () => {
-  it("escapes every Markdown punctuation character", () => {
-    expect(escapeMarkdown("a_b*c`d")).toBe("a\\_b\\*c\\`d");
+describe("waitsForServer", () => {
+  it("waits until the first status of a started sidecar is known", () => {
+    expect(waitsForServer("running", false, undefined)).toBe(true);
+    expect(waitsForServer("running", false, "running")).toBe(true);
+    expect(waitsForServer("running", true, "running")).toBe(false);
+  });
+
+  it("waits while the server is unknown, starting or restarting", () => {
+    expect(waitsForServer("running", true, undefined)).toBe(true);
+    expect(waitsForServer("running", true, "starting")).toBe(true);
+    expect(waitsForServer("running", true, "restarting")).toBe(true);
+    expect(waitsForServer("starting", false, undefined)).toBe(true);
+  });
+
+  it("does not wait for a stopped server or a sidecar that is down", () => {
+    expect(waitsForServer("running", true, "stopped")).toBe(false);
+    expect(waitsForServer("running", true, "awaitingTrust")).toBe(false);
+    expect(waitsForServer("stopped", false, undefined)).toBe(false);
+    expect(waitsForServer("failed", false, undefined)).toBe(false);
+  });
+});
+
+describe("server texts with icon syntax", () => {
+  it("does not let a server's label, version or error render icons in the picker", () => {
+    const texts = serverPickTexts(
+      server({ id: "x", label: "$(pass) Safe", protocolVersion: "$(check)", state: "failed", lastError: "$(key) enter" }),
+    );
+    expect(texts.label).toBe("$\u200b(pass) Safe");
+    expect(texts.description).not.toContain("$(");
+    expect(texts.detail).not.toContain("$(");
+  });
+
+  it("names a server with an empty label by its id", () => {
+    expect(serverPickTexts(server({ id: "fs", label: "" })).label).toBe("fs");
   });
 });
