@@ -7,7 +7,7 @@ import type { Ctx } from "./ctx";
 import {
   Choice,
   LeftPrivate,
-  SerialQueue,
+  PromptQueue,
   changeSummary,
   decisionOfChoice,
   decisionsFor,
@@ -15,6 +15,7 @@ import {
   folderDetail,
   folderItem,
   folderQuestion,
+  foldersWereAsked,
   homeRelative,
   manageableFolders,
   serverItem,
@@ -22,10 +23,12 @@ import {
   sharedFoldersDiff,
   sourceText,
   trustDetail,
+  trustOfChoice,
   trustQuestion,
   type FolderItemFields,
 } from "./consentModel";
 import * as protocol from "./protocol";
+import { errorMessage, fileUriPath } from "./text";
 
 /** The cancellation side of a request token (the sidecar's time-out); vscode's and jsonrpc's tokens both fit. */
 interface Cancellation {
@@ -43,7 +46,7 @@ type AllowKind = "allow" | "allowSession";
 
 /** Install the `hostBridge/askConsent` handler and the "MCP: Manage Shared Folders" command. */
 export function registerConsent(ctx: Ctx): void {
-  const queue = new SerialQueue();
+  const queue = new PromptQueue();
   const leftPrivate = new LeftPrivate();
   ctx.setConsentHandler((params, token) =>
     queue.run(async () => {
@@ -59,18 +62,20 @@ export function registerConsent(ctx: Ctx): void {
       }
       try {
         const result = await askConsent({ ...params, roots }, token);
-        if (!token.isCancellationRequested && result.trust !== false) {
+        if (!token.isCancellationRequested && foldersWereAsked(params.trustRequired, result)) {
           leftPrivate.answered(params.server, roots, result.decisions ?? []);
         }
         return result;
       } catch (error) {
-        ctx.log.error(`[${params.server.id}] the consent prompt failed; nothing is shared: ${String(error)}`);
+        ctx.log.error(`[${params.server.id}] the consent prompt failed; nothing is shared: ${errorMessage(error)}`);
         return { decisions: [] };
       }
     }),
   );
   ctx.subscriptions.push(
-    vscode.commands.registerCommand("hostBridge.manageSharedFolders", () => manageSharedFolders(ctx)),
+    vscode.commands.registerCommand("hostBridge.manageSharedFolders", (serverId?: unknown) =>
+      manageSharedFolders(ctx, serverId),
+    ),
   );
 }
 
@@ -80,7 +85,8 @@ async function askConsent(
 ): Promise<protocol.AskConsentResult> {
   const { server, roots } = params;
   if (token.isCancellationRequested) {
-    return params.trustRequired ? { trust: false, decisions: [] } : { decisions: [] };
+    // No `trust` at all: the sidecar records nothing and the server keeps waiting for trust.
+    return { decisions: [] };
   }
   const home = os.homedir();
   let trust: boolean | undefined;
@@ -91,11 +97,17 @@ async function askConsent(
         trustQuestion(server),
         { modal: true, detail: trustDetail(server, sourceText(server.source, fsPath, home)) },
         Choice.trust,
+        Choice.dontTrust,
       ),
-      () => lateAnswer(server, "the server was not started. Run “MCP: Restart Host Bridge” to be asked again."),
+      () =>
+        lateAnswer(
+          server,
+          "your answer was not recorded and the server was not started; it waits for your trust until the host bridge restarts. Run “MCP: Restart Host Bridge” to be asked again.",
+        ),
     );
-    if (choice !== Choice.trust) {
-      return { trust: false, decisions: [] };
+    const trusted = trustOfChoice(choice);
+    if (trusted !== true) {
+      return trusted === false ? { trust: false, decisions: [] } : { decisions: [] };
     }
     trust = true;
   }
@@ -134,20 +146,23 @@ async function askConsent(
   return answer(kind === undefined ? [] : decisionsFor(roots, selected, kind));
 }
 
-/** "MCP: Manage Shared Folders": check and uncheck the folders shared with one server. */
-async function manageSharedFolders(ctx: Ctx): Promise<void> {
+/**
+ * "MCP: Manage Shared Folders": check and uncheck the folders shared with one server; `serverId` (from the
+ * status picker) skips choosing the server when it names a known one.
+ */
+async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> {
   let server: protocol.ServerStatus | undefined;
   try {
-    // ctx.status() answers an empty list while the sidecar is down; request() explains why instead.
-    const status =
-      ctx.sidecarState.kind === "running" ? await ctx.status() : await ctx.request(protocol.status, {});
+    const status = await ctx.status();
     if (status.servers.length === 0) {
       void vscode.window.showInformationMessage(
         "No MCP servers are configured. Add one in the setting “hostBridge.servers” or in .vscode/mcp.json.",
       );
       return;
     }
-    server = status.servers.length === 1 ? status.servers[0] : await pickServer(status.servers);
+    server =
+      status.servers.find((candidate) => candidate.id === serverId) ??
+      (status.servers.length === 1 ? status.servers[0] : await pickServer(status.servers));
     if (server === undefined) {
       return;
     }
@@ -322,10 +337,5 @@ function lateAnswer(server: protocol.ServerRef, consequence: string): void {
 }
 
 function fsPath(uri: string): string {
-  try {
-    const parsed = vscode.Uri.parse(uri, true);
-    return parsed.scheme === "file" ? parsed.fsPath : uri;
-  } catch {
-    return uri;
-  }
+  return fileUriPath(uri, process.platform === "win32");
 }

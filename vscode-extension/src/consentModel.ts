@@ -1,7 +1,8 @@
 // What the consent prompts and "MCP: Manage Shared Folders" show and answer, without the vscode API:
 // display strings, picker items, answers, the manage-folders diff and the one-prompt-at-a-time queue.
 import type * as protocol from "./protocol";
-import { stateLabel } from "./statusModel";
+import { serverLabel, stateLabel } from "./statusModel";
+import { INVISIBLE_CHARS, foldersShared, noIcons } from "./text";
 
 /** A folder decision the user can give in a prompt (`forget` is never offered there). */
 export type FolderDecision = protocol.RootDecision["decision"];
@@ -9,6 +10,7 @@ export type FolderDecision = protocol.RootDecision["decision"];
 /** Button titles of the consent modals; one place so the flow and its tests agree. */
 export const Choice = {
   trust: "Trust and Start",
+  dontTrust: "Don't Trust",
   allow: "Allow",
   allowSession: "Allow for This Session",
   chooseFolders: "Choose Folders…",
@@ -20,8 +22,8 @@ export const Choice = {
 export type ChoiceTitle = (typeof Choice)[keyof typeof Choice];
 
 const SAFE_ARG = /^[A-Za-z0-9_@%+=:,./-]+$/;
-// C0/C1 controls, DEL, and the bidi/zero-width marks that can make a command line read differently than it runs.
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
+// Characters that can make a command line read differently than it runs.
+const INVISIBLE = new RegExp(`[${INVISIBLE_CHARS}]`, "u");
 
 /**
  * Quote one argument the way a POSIX shell would need it, for display: plain words stay as they are,
@@ -145,9 +147,9 @@ export function folderItem(
 ): FolderItemFields {
   return {
     uri: candidate.uri,
-    label: candidate.name,
-    description: homeRelative(fsPath, home),
-    detail: kindsText(candidate),
+    label: noIcons(candidate.name),
+    description: noIcons(homeRelative(fsPath, home)),
+    detail: noIcons(kindsText(candidate)),
     picked,
   };
 }
@@ -210,6 +212,29 @@ export function folderDetail(server: protocol.ServerRef, paths: readonly string[
       "Change this later with “MCP: Manage Shared Folders”.",
   ];
   return lines.join("\n");
+}
+
+/**
+ * The trust answer for the trust modal's button: `true` to trust, `false` only for "Don't Trust" (the sidecar
+ * remembers it), `undefined` for a dismissal or time-out (the server keeps waiting for trust, nothing recorded).
+ */
+export function trustOfChoice(choice: string | undefined): boolean | undefined {
+  switch (choice) {
+    case Choice.trust:
+      return true;
+    case Choice.dontTrust:
+      return false;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Whether the user was actually asked about the folders of a consent answer: not when the trust prompt
+ * came first and was not answered with trust (the folder prompt never showed).
+ */
+export function foldersWereAsked(trustRequired: boolean, result: protocol.AskConsentResult): boolean {
+  return !trustRequired || result.trust === true;
 }
 
 /** The message of the trust modal. */
@@ -295,21 +320,18 @@ export function changeSummary(
 
 /** The fields of a server's QuickPick item in "MCP: Manage Shared Folders". */
 export function serverItem(status: protocol.ServerStatus): { id: string; label: string; description: string } {
-  const count = status.sharedRoots.length;
-  const shared = count === 0 ? "no folders shared" : count === 1 ? "1 folder shared" : `${count} folders shared`;
   return {
     id: status.id,
-    label: status.label === "" ? status.id : status.label,
-    description: `${stateLabel(status.state)} · ${shared}`,
+    label: noIcons(serverLabel(status)),
+    description: `${stateLabel(status.state)} · ${foldersShared(status.sharedRoots.length)}`,
   };
 }
-
 
 /**
  * Runs tasks one at a time in the order given, so that prompts never overlap. A task that fails does not
  * hold up the next one; its caller still sees the failure.
  */
-export class SerialQueue {
+export class PromptQueue {
   private tail: Promise<unknown> = Promise.resolve();
   private waiting = 0;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   LeftPrivate,
   Choice,
-  SerialQueue,
+  PromptQueue,
   changeSummary,
   commandLine,
   decisionOfChoice,
@@ -10,6 +10,7 @@ import {
   folderChoices,
   folderDetail,
   folderItem,
+  foldersWereAsked,
   homeRelative,
   kindsText,
   manageableFolders,
@@ -19,6 +20,7 @@ import {
   sharedFoldersDiff,
   sourceText,
   trustDetail,
+  trustOfChoice,
 } from "../../src/consentModel";
 import type * as protocol from "../../src/protocol";
 
@@ -245,6 +247,35 @@ describe("manage shared folders", () => {
   });
 });
 
+describe("trust answers", () => {
+  it("trusts only on “Trust and Start” and distrusts only on “Don't Trust”", () => {
+    expect(trustOfChoice(Choice.trust)).toBe(true);
+    expect(trustOfChoice(Choice.dontTrust)).toBe(false);
+  });
+
+  it("leaves trust unanswered when the modal is dismissed or times out", () => {
+    expect(trustOfChoice(undefined)).toBeUndefined();
+    expect(trustOfChoice("Cancel")).toBeUndefined();
+  });
+
+  it("counts folders as asked only when no trust was needed or trust was given", () => {
+    expect(foldersWereAsked(false, { decisions: [] })).toBe(true);
+    expect(foldersWereAsked(true, { trust: true, decisions: [] })).toBe(true);
+    expect(foldersWereAsked(true, { trust: false, decisions: [] })).toBe(false);
+    expect(foldersWereAsked(true, { decisions: [] })).toBe(false);
+  });
+});
+
+describe("server-controlled text in pickers", () => {
+  it("does not let a server label render icons in the server picker", () => {
+    expect(serverItem(status({ label: "$(shield) Trusted" })).label).toBe("$\u200b(shield) Trusted");
+  });
+
+  it("names a server with an empty label by its id", () => {
+    expect(serverItem(status({ label: "" })).label).toBe(status().id);
+  });
+});
+
 describe("prompt queue", () => {
   function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
     let resolve = (): void => undefined;
@@ -257,7 +288,7 @@ describe("prompt queue", () => {
   }
 
   it("runs one prompt at a time, in the order they came", async () => {
-    const queue = new SerialQueue();
+    const queue = new PromptQueue();
     const events: string[] = [];
     const first = deferred();
     const a = queue.run(async () => {
@@ -282,7 +313,7 @@ describe("prompt queue", () => {
   });
 
   it("starts the next prompt after one fails and still reports the failure", async () => {
-    const queue = new SerialQueue();
+    const queue = new PromptQueue();
     const failing = queue.run(async () => {
       throw new Error("dialog failed");
     });
