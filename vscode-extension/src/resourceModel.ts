@@ -4,6 +4,7 @@
 // per page instead of re-sorting everything.
 import { formatSize } from "./mime";
 import type * as protocol from "./protocol";
+import { escapeMarkdown, noIcons } from "./text";
 
 /** A row of the picker. */
 export type Row =
@@ -218,7 +219,7 @@ export class ResourceCatalog {
   }
 }
 
-/** The texts of one picker row for a resource or template: label, description and detail. */
+/** The texts of one picker row for a resource or template: label, description and detail (never icons). */
 export interface RowText {
   readonly label: string;
   readonly description: string;
@@ -244,7 +245,7 @@ export function resourceText(item: protocol.ResourceItem): RowText {
   if (item.description !== undefined && item.description !== "") {
     parts.push(item.description);
   }
-  return { label, description: parts.join(" · "), detail: item.uri };
+  return { label: noIcons(label), description: noIcons(parts.join(" · ")), detail: noIcons(item.uri) };
 }
 
 /** What a template row shows: like a resource, marked "template", with the URI template as detail. */
@@ -260,12 +261,12 @@ export function templateText(item: protocol.TemplateItem): RowText {
   if (item.description !== undefined && item.description !== "") {
     parts.push(item.description);
   }
-  return { label, description: parts.join(" · "), detail: item.uriTemplate };
+  return { label: noIcons(label), description: noIcons(parts.join(" · ")), detail: noIcons(item.uriTemplate) };
 }
 
-/** A Markdown link to a resource: brackets in the name escaped, characters that end a link target encoded. */
+/** A Markdown link to a resource: the name shown literally (on one line), characters that end a link target encoded. */
 export function markdownLink(name: string, target: string): string {
-  const text = name.replace(/([\\[\]])/g, "\\$1").replace(/[\r\n]+/g, " ");
+  const text = escapeMarkdown(name.replace(/[\r\n]+/g, " "));
   const href = target.replace(/[ ()<>\r\n]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
   return `[${text}](${href})`;
 }

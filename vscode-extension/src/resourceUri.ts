@@ -6,6 +6,7 @@
 // extension). A `file://` resource URI is just a name in the server's namespace: it is never mapped to a
 // local path, and this scheme's only reader asks the sidecar.
 import { extensionFits, extensionForMime } from "./mime";
+import { INVISIBLE_CHARS } from "./text";
 
 /** The URI scheme of opened MCP resources (VS Code's own MCP support owns `mcp-resource:`). */
 export const RESOURCE_SCHEME = "mcp-bridge";
@@ -27,8 +28,7 @@ export interface UriComponents {
 const MAX_SEGMENT = 80;
 const MAX_PATH = 200;
 // Characters that trouble file names on some platform (Save As proposes the name), controls and bidi marks.
-// eslint-disable-next-line no-control-regex
-const UNSAFE_NAME_CHARS = /[\u0000-\u001f\u007f-\u009f\\/:*?"<>|#%\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu;
+const UNSAFE_NAME_CHARS = new RegExp(`[${INVISIBLE_CHARS}\\\\/:*?"<>|#%]`, "gu");
 
 function safeDecode(text: string): string {
   try {

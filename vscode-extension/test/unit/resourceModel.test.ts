@@ -183,9 +183,33 @@ describe("row texts", () => {
   });
 });
 
+describe("row texts with icon syntax", () => {
+  it("does not let a resource's title, description or URI render icons", () => {
+    const text = resourceText({
+      server: "s",
+      uri: "x://$(key)",
+      name: "n",
+      title: "$(warning) Important",
+      description: "$(check)",
+    });
+    expect(text.label).toBe("$\u200b(warning) Important");
+    expect(`${text.description} ${text.detail}`).not.toContain("$(");
+  });
+
+  it("does not let a template's texts render icons", () => {
+    const text = templateText({ server: "s", uriTemplate: "x://$(a){id}", name: "$(gear)", variables: ["id"] });
+    expect(`${text.label} ${text.description} ${text.detail}`).not.toContain("$(");
+  });
+});
+
 describe("markdownLink", () => {
   it("escapes brackets in the text and encodes characters that would end the target", () => {
     expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)");
+  });
+
+  it("shows every Markdown character of the name literally", () => {
+    expect(markdownLink("*bold* _x_ `code` <b>", "t")).toBe("[\\*bold\\* \\_x\\_ \\`code\\` \\<b\\>](t)");
+    expect(markdownLink("a\nb", "t")).toBe("[a b](t)");
   });
 });
 

@@ -63,6 +63,11 @@ describe("encodeResourceUri and decodeResourceUri", () => {
     expect(path).not.toMatch(/[?#:*]/);
   });
 
+  it("replace controls, bidi marks and path separators in file names", () => {
+    const name = resourceFileName("x://h/a\u202eb\u0007c\\d%e.txt", "text/plain");
+    expect(name).toBe("a_b_c_d_e.txt");
+  });
+
   it("never put a dot-dot segment in the path", () => {
     const { path } = encodeResourceUri({ server: "s", uri: "x://h/../../etc/passwd" });
     expect(path.split("/")).not.toContain("..");
