@@ -6,6 +6,8 @@ import { insertionFor, loadResource, openResource, readWithProgress, type OpenTa
 import { LatestQuery } from "./latestQuery";
 import * as protocol from "./protocol";
 import { ResourceCatalog, displayName, resourceText, templateText, type Row } from "./resourceModel";
+import { serverLabel } from "./statusModel";
+import { errorMessage, noIcons } from "./text";
 
 interface RowItem extends vscode.QuickPickItem {
   readonly row: Row;
@@ -26,13 +28,13 @@ class RowItems {
       case "separator":
         return this.cached(this.separators, `${row.server}\n${row.label}`, () => ({
           row,
-          label: row.label,
+          label: noIcons(row.label),
           kind: vscode.QuickPickItemKind.Separator,
         }));
       case "warning":
         return this.cached(this.warnings, row.text, () => ({
           row,
-          label: `$(warning) ${row.text}`,
+          label: `$(warning) ${noIcons(row.text)}`,
           detail: "Select to show the log.",
           alwaysShow: true,
         }));
@@ -83,7 +85,10 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
 
   const cancellation = new vscode.CancellationTokenSource();
   const token = cancellation.token;
-  const catalog = new ResourceCatalog([...ctx.servers.keys()], (id) => ctx.servers.get(id)?.label ?? id);
+  const catalog = new ResourceCatalog([...ctx.servers.keys()], (id) => {
+    const server = ctx.servers.get(id);
+    return server === undefined ? id : serverLabel(server);
+  });
   const items = new RowItems();
   let renderTimer: ReturnType<typeof setTimeout> | undefined;
   let lastRender = 0;
@@ -160,7 +165,7 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
     if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
       return;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     ctx.log.error(`${what}: ${message}`);
     catalog.addWarnings([`${what}: ${message}`]);
   };
@@ -228,7 +233,7 @@ function askVariable(
 ): Promise<string | typeof BACK | undefined> {
   const name = template.variables[index] ?? "";
   const picker = vscode.window.createQuickPick<ValueItem>();
-  picker.title = `${displayName(template)}: ${template.uriTemplate}`;
+  picker.title = noIcons(`${displayName(template)}: ${template.uriTemplate}`);
   picker.step = index + 1;
   picker.totalSteps = template.variables.length;
   picker.placeholder = `Value of "${name}" (type any value, or choose a suggestion)`;
@@ -242,11 +247,11 @@ function askVariable(
     const typed = picker.value;
     const items: ValueItem[] = [];
     if (!suggestions.includes(typed)) {
-      items.push({ value: typed, label: typed === "" ? "(empty)" : typed, description: "the value as typed", alwaysShow: true });
+      items.push({ value: typed, label: typed === "" ? "(empty)" : noIcons(typed), description: "the value as typed", alwaysShow: true });
     }
     // The server already filtered its suggestions by what was typed.
     for (const value of suggestions) {
-      items.push({ value, label: value, alwaysShow: true });
+      items.push({ value, label: noIcons(value), alwaysShow: true });
     }
     picker.items = items;
   };
@@ -276,7 +281,7 @@ function askVariable(
       }
       if (!completionFailed) {
         completionFailed = true;
-        ctx.log.info(`No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${String(error)}`);
+        ctx.log.info(`No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${errorMessage(error)}`);
       }
     },
   );
@@ -348,14 +353,12 @@ async function askArguments(ctx: Ctx, template: protocol.TemplateItem): Promise<
  * insert, `undefined` when the user gave up or the template could not be read (the error was shown).
  */
 export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget | undefined> {
-  if (ctx.sidecarState.kind !== "running") {
-    try {
-      // Fails at once with the sentence that says why the bridge is not running and what to do.
-      await ctx.request(protocol.status, {});
-    } catch (error) {
-      ctx.showError("Cannot list MCP resources", error);
-      return undefined;
-    }
+  try {
+    // Fails at once with the sentence that says why the bridge is not running and what to do.
+    await ctx.status();
+  } catch (error) {
+    ctx.showError("Cannot list MCP resources", error);
+    return undefined;
   }
   const choice = await chooseRow(ctx, title);
   if (choice === undefined) {

@@ -9,8 +9,10 @@ import {
   serverActions,
   serverPickTexts,
   sidecarPickTexts,
+  serverLabel,
   statusBarView,
 } from "./statusModel";
+import { errorMessage, noIcons } from "./text";
 
 /** Commands a tooltip link may run. */
 const TOOLTIP_COMMANDS = ["hostBridge.showStatus", "hostBridge.showLog", "hostBridge.restartSidecar"];
@@ -32,15 +34,6 @@ export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
     item.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   };
 
-  const refresh = async (): Promise<void> => {
-    try {
-      await ctx.status();
-    } catch (error) {
-      ctx.log.warn(`Could not read the MCP servers' status: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    render();
-  };
-
   const restartSidecar = async (): Promise<void> => {
     try {
       await sidecar.restart();
@@ -53,7 +46,7 @@ export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
     item,
     ctx.onServerChanged(render),
     ctx.onStateChanged(render),
-    ctx.onStarted(() => void refresh()),
+    ctx.onStarted(render),
     vscode.commands.registerCommand("hostBridge.showStatus", () => showStatus(ctx, restartSidecar)),
     vscode.commands.registerCommand("hostBridge.showLog", () => ctx.log.show()),
     vscode.commands.registerCommand("hostBridge.restartSidecar", restartSidecar),
@@ -68,7 +61,7 @@ async function showStatus(ctx: Ctx, restartSidecar: () => Promise<void>): Promis
     try {
       await ctx.status();
     } catch (error) {
-      ctx.log.warn(`Could not refresh the MCP servers' status: ${error instanceof Error ? error.message : String(error)}`);
+      ctx.log.warn(`Could not refresh the MCP servers' status: ${errorMessage(error)}`);
     }
   }
   const picks: StatusPick[] = [];
@@ -103,7 +96,7 @@ async function showServerActions(ctx: Ctx, serverId: string, restartSidecar: () 
     return;
   }
   const picked = await vscode.window.showQuickPick(serverActions(server, ctx.sidecarState), {
-    title: `MCP Server: ${server.label}`,
+    title: `MCP Server: ${noIcons(serverLabel(server))}`,
     placeHolder: "Pick an action",
   });
   if (picked !== undefined) {
