@@ -3,7 +3,18 @@
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import * as protocol from "./protocol";
-import { LazyValue, ResourcePager, type ServerRow, serverNodeView, serverRows, treeMessage } from "./treeModel";
+import { displayName } from "./resourceModel";
+import {
+  LazyValue,
+  ResourcePager,
+  type ListingKey,
+  type ServerRow,
+  listingKey,
+  pagesStale,
+  serverNodeView,
+  serverRows,
+  treeMessage,
+} from "./treeModel";
 
 type Node =
   | { kind: "server"; id: string }
@@ -34,8 +45,14 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
     this.changed.fire(this.serverNodes.get(id));
   }
 
-  /** Drop one server's loaded pages without redrawing. */
-  forget(id: string): void {
+  /** Redraw one server's node (its look and, when expanded, its children), keeping loaded pages. */
+  redrawServer(id: string): void {
+    const node = this.serverNodes.get(id);
+    // A server the view does not show yet is a new root: only a full redraw adds it.
+    this.changed.fire(node);
+  }
+
+  private forget(id: string): void {
     this.caches.get(id)?.pager.reset();
     this.caches.get(id)?.templates.reset();
   }
@@ -75,14 +92,14 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
         return item;
       }
       case "template": {
-        const item = new vscode.TreeItem(node.item.title ?? node.item.name);
+        const item = new vscode.TreeItem(displayName(node.item));
         item.iconPath = new vscode.ThemeIcon("symbol-parameter");
         item.description = node.item.uriTemplate;
         item.tooltip = lines(node.item.uriTemplate, node.item.description);
         return item;
       }
       case "resource": {
-        const item = new vscode.TreeItem(node.item.title ?? node.item.name);
+        const item = new vscode.TreeItem(displayName(node.item));
         item.iconPath = vscode.ThemeIcon.File;
         item.description = node.item.mimeType;
         item.tooltip = lines(node.item.uri, node.item.description);
@@ -237,27 +254,36 @@ export function registerTree(ctx: Ctx): void {
   const updateMessage = (): void => {
     view.message = treeMessage(ctx.sidecarState, ctx.servers.size);
   };
+  // Per server, what its loaded pages were listed under; a change of it makes them stale.
+  const listings = new Map<string, ListingKey>();
+  const rememberListings = (): void => {
+    listings.clear();
+    for (const server of ctx.servers.values()) {
+      listings.set(server.id, listingKey(server));
+    }
+  };
   ctx.subscriptions.push(
     tree,
     view,
     ctx.onResourcesChanged(({ server }) => tree.refreshServer(server)),
     ctx.onServerChanged((server) => {
-      // A restarted server's cursors and list are stale; other servers keep their pages.
-      tree.forget(server.id);
-      tree.redraw();
+      const before = listings.get(server.id);
+      listings.set(server.id, listingKey(server));
+      if (pagesStale(before, server)) {
+        // Started, stopped or reconnected: its cursors and list are stale; other servers keep their pages.
+        tree.refreshServer(server.id);
+      } else {
+        tree.redrawServer(server.id);
+      }
       updateMessage();
     }),
     ctx.onStateChanged(() => {
       updateMessage();
       tree.redraw();
     }),
-    ctx.onStarted(async () => {
+    ctx.onStarted(() => {
       // Cursors are only valid within one sidecar process.
-      try {
-        await ctx.status();
-      } catch (error) {
-        ctx.log.warn(`Could not read the MCP servers' status: ${error instanceof Error ? error.message : String(error)}`);
-      }
+      rememberListings();
       updateMessage();
       tree.refreshAll();
     }),
@@ -269,6 +295,7 @@ export function registerTree(ctx: Ctx): void {
           ctx.showError("Could not refresh the MCP servers' status", error);
         }
       }
+      rememberListings();
       updateMessage();
       tree.refreshAll();
     }),

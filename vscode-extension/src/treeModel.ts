@@ -2,7 +2,8 @@
 // templates loaded once, how a server node looks, and which rows sit under a server.
 import type { SidecarState } from "./ctx";
 import type { ResourceItem, ResourcePage, ServerStatus, TemplateItem } from "./protocol";
-import { stateLabel } from "./statusModel";
+import { serverLabel, stateLabel } from "./statusModel";
+import { errorMessage } from "./text";
 
 /** Fetches one page of a server's resources; `cursor` is undefined for the first page. */
 export type PageFetcher = (cursor: string | undefined) => Promise<ResourcePage>;
@@ -190,11 +191,11 @@ export interface ServerNodeView {
 /** The server node for a server status. */
 export function serverNodeView(server: ServerStatus): ServerNodeView {
   const state = stateLabel(server.state);
-  const tooltipLines = [`${server.label} (${server.id}) — ${state}`];
+  const tooltipLines = [`${serverLabel(server)} (${server.id}) — ${state}`];
   if (server.lastError !== undefined) {
     tooltipLines.push(server.lastError);
   }
-  const base = { label: server.label, tooltip: tooltipLines.join("\n"), icon: stateIcon(server) };
+  const base = { label: serverLabel(server), tooltip: tooltipLines.join("\n"), icon: stateIcon(server) };
   if (server.state === "running") {
     return server.resources === undefined
       ? { ...base, description: `${state} · no resources`, expandable: false }
@@ -235,6 +236,23 @@ function stateIcon(server: ServerStatus): IconView {
   }
 }
 
+/** What of a server's status decides its resource list: whether it runs, and its resources capability. */
+export type ListingKey = string;
+
+/** The {@link ListingKey} of a server status. */
+export function listingKey(server: Pick<ServerStatus, "state" | "resources">): ListingKey {
+  return JSON.stringify([server.state === "running", server.resources ?? null]);
+}
+
+/**
+ * Whether a server's loaded pages are stale after a status change: only when it started or stopped running
+ * or its resources capability changed (a new connection); not when its shared folders or last error changed.
+ * `before` is undefined for a server not seen before.
+ */
+export function pagesStale(before: ListingKey | undefined, after: Pick<ServerStatus, "state" | "resources">): boolean {
+  return before !== listingKey(after);
+}
+
 /** The message above the tree when it has no servers to show; undefined when it has some. */
 export function treeMessage(sidecar: SidecarState, serverCount: number): string | undefined {
   switch (sidecar.kind) {
@@ -249,8 +267,4 @@ export function treeMessage(sidecar: SidecarState, serverCount: number): string 
         ? "No MCP servers are configured. Add them in the hostBridge.servers setting or in .vscode/mcp.json."
         : undefined;
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

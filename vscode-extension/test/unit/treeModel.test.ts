@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { ResourceItem, ResourcePage, ServerStatus, TemplateItem } from "../../src/protocol";
-import { LazyValue, type Loaded, ResourcePager, serverNodeView, serverRows, treeMessage } from "../../src/treeModel";
+import {
+  LazyValue,
+  type Loaded,
+  ResourcePager,
+  listingKey,
+  pagesStale,
+  serverNodeView,
+  serverRows,
+  treeMessage,
+} from "../../src/treeModel";
 
 function resource(name: string): ResourceItem {
   return { server: "fs", uri: `demo://${name}`, name };
@@ -239,6 +248,40 @@ describe("serverNodeView", () => {
 
   it("spins while a server starts", () => {
     expect(serverNodeView(status({ state: "starting" })).icon.id).toBe("loading~spin");
+  });
+});
+
+describe("pagesStale", () => {
+  const caps = { subscribe: true, listChanged: true };
+
+  it("keeps a running server's pages when only its folders or last error change", () => {
+    const before = listingKey(status({ resources: caps }));
+    expect(pagesStale(before, status({ resources: caps, sharedRoots: [{ uri: "file:///a" }] }))).toBe(false);
+    expect(pagesStale(before, status({ resources: { ...caps }, lastError: "a warning" }))).toBe(false);
+  });
+
+  it("drops the pages when the server starts or stops running", () => {
+    const running = listingKey(status({ resources: caps }));
+    expect(pagesStale(running, status({ state: "restarting", resources: caps }))).toBe(true);
+    const restarting = listingKey(status({ state: "restarting", resources: caps }));
+    expect(pagesStale(restarting, status({ resources: caps }))).toBe(true);
+  });
+
+  it("keeps the pages across changes between states that are not running", () => {
+    const starting = listingKey(status({ state: "starting" }));
+    expect(pagesStale(starting, status({ state: "failed" }))).toBe(false);
+  });
+
+  it("drops the pages when the resources capability changes, and for a server not seen before", () => {
+    const before = listingKey(status({ resources: caps }));
+    expect(pagesStale(before, status({ resources: { subscribe: false, listChanged: true } }))).toBe(true);
+    expect(pagesStale(undefined, status({ resources: caps }))).toBe(true);
+  });
+});
+
+describe("server node label", () => {
+  it("shows the id when the label is empty", () => {
+    expect(serverNodeView(status({ label: "" })).label).toBe(status({}).id);
   });
 });
 
