@@ -16,7 +16,9 @@ import {
   resourceFileName,
   type ResourceAddress,
 } from "./resourceUri";
-import { SubscriptionBook } from "./subscriptionBook";
+import { waitsForServer } from "./statusModel";
+import { ResourceMemo, SubscriptionBook } from "./subscriptionBook";
+import { errorMessage } from "./text";
 
 export type { OpenTarget } from "./resourceModel";
 
@@ -26,6 +28,10 @@ const READY_TIMEOUT_MS = 20_000;
 // A read done to decide how to open a resource is handed to the file system's first `readFile`, so the
 // resource is not fetched twice; after this long it is fetched again.
 const PRIMED_TTL_MS = 30_000;
+
+// What is known about a resource nobody holds (its size, its stamp) is kept this long after its last use:
+// VS Code stats a resource just before it opens the document, and again while it reads it.
+const KNOWN_TTL_MS = 60_000;
 
 /** The `vscode.Uri` under which a resource opens. */
 export function resourceUri(address: ResourceAddress, mimeType?: string): vscode.Uri {
@@ -47,10 +53,17 @@ function toFileSystemError(error: unknown, uri: vscode.Uri): vscode.FileSystemEr
     }
     return new vscode.FileSystemError(error.message);
   }
-  return new vscode.FileSystemError(error instanceof Error ? error.message : String(error));
+  return new vscode.FileSystemError(errorMessage(error));
 }
 
-/** The read-only file system of `mcp-bridge:` URIs, plus the subscriptions of the resources it shows. */
+/**
+ * The read-only file system of `mcp-bridge:` URIs, plus the subscriptions of the resources it shows.
+ *
+ * Two kinds of holders keep a subscription, since neither covers every editor: an open text document (also
+ * in a background tab, where VS Code does not watch), and a file watch, which VS Code makes for visible
+ * editors outside the workspace and the image preview makes for its image (no text document there). A text
+ * editor on screen thus has both; each holder is counted once by name, so repeated events never leak one.
+ */
 class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changeEmitter.event;
@@ -58,8 +71,11 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
   private readonly book = new SubscriptionBook();
   private readonly primed = new Map<string, { result: protocol.ReadResult; expires: number }>();
   /** Per resource: its last known size, modification stamp and every `mcp-bridge:` URI it was seen under. */
-  private readonly known = new Map<string, { size: number; mtime: number; uris: Map<string, vscode.Uri> }>();
-  private readonly openDocuments = new Set<string>();
+  private readonly known = new ResourceMemo<{ size: number; mtime: number; uris: Map<string, vscode.Uri> }>(
+    KNOWN_TTL_MS,
+    (key) => this.book.isHeldKey(key),
+  );
+  private watches = 0;
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -70,15 +86,11 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
     if (address === undefined) {
       return new vscode.Disposable(() => undefined);
     }
+    this.watches += 1;
+    const holder = `watch ${this.watches}`;
     this.remember(address, uri);
-    this.hold(address);
-    let released = false;
-    return new vscode.Disposable(() => {
-      if (!released) {
-        released = true;
-        this.release(address);
-      }
-    });
+    this.hold(address, holder);
+    return new vscode.Disposable(() => this.release(address, holder));
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
@@ -113,7 +125,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
       try {
         result = await this.ctx.request(protocol.readResource, { server: address.server, uri: address.uri });
       } catch (error) {
-        this.ctx.log.warn(`Reading ${address.uri} from ${address.server} failed: ${String(error)}`);
+        this.ctx.log.warn(`Reading ${address.uri} from ${address.server} failed: ${errorMessage(error)}`);
         throw toFileSystemError(error, uri);
       }
     }
@@ -146,27 +158,29 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
 
   /** Hand a read already done to the next `readFile` of that resource. */
   prime(address: ResourceAddress, result: protocol.ReadResult): void {
-    this.primed.set(addressKey(address), { result, expires: Date.now() + PRIMED_TTL_MS });
+    const now = Date.now();
+    for (const [key, entry] of this.primed) {
+      if (entry.expires <= now) {
+        this.primed.delete(key);
+      }
+    }
+    this.primed.set(addressKey(address), { result, expires: now + PRIMED_TTL_MS });
   }
 
-  /** A text document was opened or closed: count it as a holder of its resource's subscription. */
+  /** A text document was opened or closed: it holds its resource's subscription while open. */
   documentOpened(document: vscode.TextDocument): void {
     const address = resourceAddress(document.uri);
-    const id = document.uri.toString();
-    if (address === undefined || this.openDocuments.has(id)) {
-      return;
+    if (address !== undefined) {
+      this.remember(address, document.uri);
+      this.hold(address, `document ${document.uri.toString()}`);
     }
-    this.openDocuments.add(id);
-    this.remember(address, document.uri);
-    this.hold(address);
   }
 
   documentClosed(document: vscode.TextDocument): void {
     const address = resourceAddress(document.uri);
-    if (address === undefined || !this.openDocuments.delete(document.uri.toString())) {
-      return;
+    if (address !== undefined) {
+      this.release(address, `document ${document.uri.toString()}`);
     }
-    this.release(address);
   }
 
   /** The server says a subscribed resource changed: make VS Code read it again. */
@@ -206,19 +220,14 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
   }
 
   /**
-   * Wait, at most {@link READY_TIMEOUT_MS}, while the sidecar or the server is still starting, so an
-   * editor restored with the window does not fail before they are up. Returns at once when they run, and
-   * when they are stopped or failed (the read then fails with the reason).
+   * Wait, at most {@link READY_TIMEOUT_MS}, while the sidecar starts, its servers' status is not known yet, or
+   * the server is unknown or still starting, so an editor restored with the window does not fail before they
+   * are up. Returns at once when the server runs, and when it or the sidecar is stopped or failed (the read
+   * then fails with the reason).
    */
   private async whenReady(server: string): Promise<void> {
-    const waiting = (): boolean => {
-      const sidecar = this.ctx.sidecarState.kind;
-      if (sidecar === "stopped" || sidecar === "failed") {
-        return false;
-      }
-      const state = this.ctx.servers.get(server)?.state;
-      return sidecar === "starting" || state === "starting" || state === "restarting";
-    };
+    const waiting = (): boolean =>
+      waitsForServer(this.ctx.sidecarState.kind, this.ctx.statusKnown, this.ctx.servers.get(server)?.state);
     if (!waiting()) {
       return;
     }
@@ -237,7 +246,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
           done();
         }
       };
-      subscriptions.push(this.ctx.onStateChanged(check), this.ctx.onServerChanged(check));
+      subscriptions.push(this.ctx.onStateChanged(check), this.ctx.onStarted(check), this.ctx.onServerChanged(check));
     });
   }
 
@@ -248,24 +257,19 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
   }
 
   private remember(address: ResourceAddress, uri: vscode.Uri): { size: number; mtime: number } {
-    const key = addressKey(address);
-    let known = this.known.get(key);
-    if (known === undefined) {
-      known = { size: 0, mtime: Date.now(), uris: new Map() };
-      this.known.set(key, known);
-    }
+    const known = this.known.touch(addressKey(address), () => ({ size: 0, mtime: Date.now(), uris: new Map() }));
     known.uris.set(uri.toString(), uri);
     return known;
   }
 
-  private hold(address: ResourceAddress): void {
-    if (this.book.hold(address)) {
+  private hold(address: ResourceAddress, holder: string): void {
+    if (this.book.hold(address, holder)) {
       void this.subscribe(address);
     }
   }
 
-  private release(address: ResourceAddress): void {
-    if (this.book.release(address)) {
+  private release(address: ResourceAddress, holder: string): void {
+    if (this.book.release(address, holder)) {
       void this.unsubscribe(address);
     }
     if (!this.book.isHeld(address)) {
@@ -286,7 +290,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
       await this.ctx.request(protocol.subscribe, { server: address.server, uri: address.uri });
     } catch (error) {
       this.book.unclaim(address);
-      this.ctx.log.info(`Not subscribed to ${address.uri} (${address.server}); it will not reload by itself: ${String(error)}`);
+      this.ctx.log.info(`Not subscribed to ${address.uri} (${address.server}); it will not reload by itself: ${errorMessage(error)}`);
       return;
     }
     if (!this.book.isHeld(address)) {
@@ -299,7 +303,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
     try {
       await this.ctx.request(protocol.unsubscribe, { server: address.server, uri: address.uri });
     } catch (error) {
-      this.ctx.log.info(`Unsubscribing from ${address.uri} (${address.server}) failed: ${String(error)}`);
+      this.ctx.log.info(`Unsubscribing from ${address.uri} (${address.server}) failed: ${errorMessage(error)}`);
     }
   }
 }

@@ -1,43 +1,43 @@
-// Which opened MCP resources want `hostBridge/subscribe`, counted per holder (an open text document, a
-// file watch), and which of them the current sidecar has actually subscribed. Pure bookkeeping; the
-// documents feature sends the requests.
+// Which opened MCP resources want `hostBridge/subscribe`, by holder (an open text document, a file watch),
+// which of them the current sidecar has actually subscribed, and what is remembered about resources while
+// they are shown. Pure bookkeeping; the documents feature sends the requests.
 import { addressKey, type ResourceAddress } from "./resourceUri";
 
 interface Entry {
   readonly address: ResourceAddress;
-  holders: number;
+  readonly holders: Set<string>;
   /** `hostBridge/subscribe` succeeded (or is in flight) with the current sidecar and server connection. */
   active: boolean;
 }
 
-/** Reference counts and subscription state of opened resources. */
+/**
+ * Holders and subscription state of opened resources. A holder is named by the caller (e.g. one per open
+ * document URI, one per file watch): holding twice under the same name counts once, so an event seen twice
+ * never leaves a subscription behind.
+ */
 export class SubscriptionBook {
   private readonly entries = new Map<string, Entry>();
 
-  /** One more holder of `address`; true when it is the first (time to subscribe). */
-  hold(address: ResourceAddress): boolean {
+  /** `holder` holds `address`; true when it is the first holder (time to subscribe). */
+  hold(address: ResourceAddress, holder: string): boolean {
     const key = addressKey(address);
     const entry = this.entries.get(key);
     if (entry !== undefined) {
-      entry.holders += 1;
+      entry.holders.add(holder);
       return false;
     }
-    this.entries.set(key, { address: { server: address.server, uri: address.uri }, holders: 1, active: false });
+    this.entries.set(key, { address: { server: address.server, uri: address.uri }, holders: new Set([holder]), active: false });
     return true;
   }
 
   /**
-   * One holder fewer; true when it was the last and the resource was subscribed (time to unsubscribe).
-   * Releasing an address that is not held does nothing.
+   * `holder` lets go of `address`; true when it was the last holder and the resource was subscribed (time to
+   * unsubscribe). Releasing what `holder` does not hold does nothing.
    */
-  release(address: ResourceAddress): boolean {
+  release(address: ResourceAddress, holder: string): boolean {
     const key = addressKey(address);
     const entry = this.entries.get(key);
-    if (entry === undefined) {
-      return false;
-    }
-    entry.holders -= 1;
-    if (entry.holders > 0) {
+    if (entry === undefined || !entry.holders.delete(holder) || entry.holders.size > 0) {
       return false;
     }
     this.entries.delete(key);
@@ -47,6 +47,11 @@ export class SubscriptionBook {
   /** Whether anything holds `address`. */
   isHeld(address: ResourceAddress): boolean {
     return this.entries.has(addressKey(address));
+  }
+
+  /** Whether anything holds the address whose {@link addressKey} is `key`. */
+  isHeldKey(key: string): boolean {
+    return this.entries.has(key);
   }
 
   /** Claim `address` for subscribing: true when it is held and not yet subscribed (it is marked so now). */
@@ -84,5 +89,49 @@ export class SubscriptionBook {
     return [...this.entries.values()]
       .filter((entry) => !entry.active && (server === undefined || entry.address.server === server))
       .map((entry) => entry.address);
+  }
+}
+
+/**
+ * Values kept per resource key while the resource is held, and for `ttlMs` after it was last touched when it
+ * is not (a `stat` before a document opens, a one-off read): every touch forgets the others that are neither.
+ */
+export class ResourceMemo<T> {
+  private readonly entries = new Map<string, { value: T; touched: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly isHeld: (key: string) => boolean,
+  ) {}
+
+  /** How many values are kept. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The value of `key`, if kept. */
+  get(key: string): T | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  /** The value of `key`, made by `make` when not kept; marks it touched at `now` and forgets stale others. */
+  touch(key: string, make: () => T, now: number = Date.now()): T {
+    for (const [other, entry] of this.entries) {
+      if (other !== key && now - entry.touched > this.ttlMs && !this.isHeld(other)) {
+        this.entries.delete(other);
+      }
+    }
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = { value: make(), touched: now };
+      this.entries.set(key, entry);
+    }
+    entry.touched = now;
+    return entry.value;
+  }
+
+  /** Forget `key`. */
+  delete(key: string): void {
+    this.entries.delete(key);
   }
 }
