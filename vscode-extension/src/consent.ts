@@ -20,6 +20,7 @@ import {
   manageableFolders,
   serverItem,
   serverName,
+  serverNamed,
   sharedFoldersDiff,
   sourceText,
   trustDetail,
@@ -161,7 +162,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
       return;
     }
     server =
-      status.servers.find((candidate) => candidate.id === serverId) ??
+      serverNamed(status.servers, serverId) ??
       (status.servers.length === 1 ? status.servers[0] : await pickServer(status.servers));
     if (server === undefined) {
       return;

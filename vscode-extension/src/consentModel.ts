@@ -318,6 +318,11 @@ export function changeSummary(
   return `MCP server ${serverName(server)}: ${sentence}.`;
 }
 
+/** The server a command argument names (the status picker passes a server id), if it is one of `servers`. */
+export function serverNamed<T extends { id: string }>(servers: readonly T[], serverId: unknown): T | undefined {
+  return typeof serverId === "string" ? servers.find((server) => server.id === serverId) : undefined;
+}
+
 /** The fields of a server's QuickPick item in "MCP: Manage Shared Folders". */
 export function serverItem(status: protocol.ServerStatus): { id: string; label: string; description: string } {
   return {

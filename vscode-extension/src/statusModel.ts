@@ -89,7 +89,7 @@ export function statusTooltip(sidecar: SidecarState, servers: readonly ServerSta
     );
   }
   for (const server of servers) {
-    let line = `- **${escapeMarkdown(server.label)}** — ${stateLabel(server.state)}`;
+    let line = `- **${escapeMarkdown(serverLabel(server))}** — ${stateLabel(server.state)}`;
     if (server.sharedRoots.length > 0) {
       line += `; shares ${server.sharedRoots.map((root) => escapeMarkdown(rootName(root))).join(", ")}`;
     } else if (server.state === "running") {

@@ -17,6 +17,7 @@ import {
   quoteArg,
   serverItem,
   serverName,
+  serverNamed,
   sharedFoldersDiff,
   sourceText,
   trustDetail,
@@ -273,6 +274,20 @@ describe("server-controlled text in pickers", () => {
 
   it("names a server with an empty label by its id", () => {
     expect(serverItem(status({ label: "" })).label).toBe(status().id);
+  });
+});
+
+describe("server named by a command argument", () => {
+  const servers = [status({ id: "fs" }), status({ id: "web" })];
+
+  it("finds the server whose id the status picker passed", () => {
+    expect(serverNamed(servers, "web")?.id).toBe("web");
+  });
+
+  it("finds none for an unknown id or an argument that is no id", () => {
+    expect(serverNamed(servers, "gone")).toBeUndefined();
+    expect(serverNamed(servers, undefined)).toBeUndefined();
+    expect(serverNamed(servers, { id: "fs" })).toBeUndefined();
   });
 });
 

@@ -172,4 +172,8 @@ describe("server texts with icon syntax", () => {
   it("names a server with an empty label by its id", () => {
     expect(serverPickTexts(server({ id: "fs", label: "" })).label).toBe("fs");
   });
+
+  it("names a server with an empty label by its id in the tooltip", () => {
+    expect(statusTooltip({ kind: "running" }, [server({ id: "fs", label: "" })])).toContain("- **fs** — running");
+  });
 });
