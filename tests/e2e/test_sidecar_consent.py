@@ -108,6 +108,24 @@ async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_t
     assert not record.exists(), "the server never ran"
 
 
+@pytest.mark.asyncio
+async def test_restarting_a_server_that_waits_for_trust_asks_for_trust_again(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+    define_in_workspace(first, {"rec": roots_recorder(record)})
+    client.message_answer = None
+    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+    await client.until(lambda: bool(client.logs("[rec] the trust prompt was dismissed")))
+
+    client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
+    await client.request("hostBridge/restartServer", {"server": "rec"})
+
+    await until_recorded(record, lambda answers: [folder_uri(first)] in answers)
+    assert [r.actions[0].title for r in client.message_requests if r.actions] == [TRUST, TRUST, "Allow"]
+
+
 # hostBridge/askConsent that is not answered properly.
 
 

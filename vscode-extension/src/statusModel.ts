@@ -179,7 +179,7 @@ export function serverActions(server: ServerStatus, sidecar: SidecarState): Serv
     actions.push({
       id: "restartServer",
       label: "$(debug-restart) Restart server",
-      description: server.state === "awaitingTrust" ? "waits for your trust again" : undefined,
+      description: server.state === "awaitingTrust" ? "asks for your trust again" : undefined,
     });
   }
   actions.push(

@@ -57,6 +57,14 @@ class ConsentPrompts:
         if status.state.value in ("running", "awaitingTrust"):
             self.review(status.id)
 
+    def ask_trust_again(self, server_id: str) -> None:
+        """The user asked to start a server that still waits for trust: ask for it once more."""
+        core = self._server.core
+        if core is None:
+            return
+        self._trust_asked.discard(core.hub.connection(server_id).config.fingerprint)
+        self.review(server_id)
+
     def review(self, server_id: str | None = None) -> None:
         """Start a prompt for every server (or just ``server_id``) with unasked folders or pending trust."""
         core = self._server.core

@@ -28,3 +28,5 @@ def setup(server: HostBridgeServer) -> None:
         request = ServerParams.model_validate(params_dict(params))
         core = await ls.ready_core()
         core.hub.restart(request.server)
+        if core.hub.connection(request.server).state.value == "awaitingTrust":
+            ls.consent.ask_trust_again(request.server)
