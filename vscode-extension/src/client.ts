@@ -16,9 +16,10 @@ import {
   type StaticFeature,
 } from "vscode-languageclient/node";
 import { CrashPolicy, LifecycleQueue, LineRing, MAX_CRASHES } from "./crashPolicy";
-import { errorMessage, type Ctx } from "./ctx";
+import type { Ctx } from "./ctx";
 import type { InitializationOptions } from "./protocol";
 import { sidecarPython } from "./python";
+import { errorMessage } from "./text";
 
 /** Settings whose change needs a new sidecar (they are sent in `initialize`). */
 const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.servers", "hostBridge.readWorkspaceConfig"];

@@ -6,17 +6,13 @@ import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrp
 import { ResponseError } from "vscode-languageclient";
 import type { LanguageClient } from "vscode-languageclient/node";
 import * as protocol from "./protocol";
+import { errorMessage } from "./text";
 
 /** Handles `hostBridge/askConsent`; set by the consent feature. */
 export type ConsentHandler = (
   params: protocol.AskConsentParams,
   token: CancellationToken,
 ) => Promise<protocol.AskConsentResult>;
-
-/** The message of anything thrown. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** A sidecar request failed; `message` is the sidecar's sentence, ready to show. */
 export class SidecarError extends Error {
