@@ -47,6 +47,15 @@ def answer_by_action(answers: dict[str, str | None]) -> Any:
 # Trust through window/showMessageRequest.
 
 
+async def start_with_workspace_server(client: BridgeClient, tmp_path: Path, folder: Path) -> Path:
+    """Start a session on ``folder`` whose only server, ``rec``, is defined by its ``.vscode/mcp.json``; returns the
+    file where ``rec`` records the roots it receives."""
+    record = tmp_path / "roots.jsonl"
+    define_in_workspace(folder, {"rec": roots_recorder(record)})
+    await client.start_session([folder], options(tmp_path, readWorkspaceConfig=True))
+    return record
+
+
 @pytest.mark.asyncio
 async def test_trusting_through_a_message_request_starts_the_server_and_then_asks_which_folders_to_share(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
@@ -73,12 +82,8 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
 async def test_refusing_trust_through_a_message_request_never_starts_the_server_nor_shares_anything(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
-    first, _ = folders
-    record = tmp_path / "roots.jsonl"
-    define_in_workspace(first, {"rec": roots_recorder(record)})
     client.message_answer = DONT_TRUST
-
-    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+    record = await start_with_workspace_server(client, tmp_path, folders[0])
 
     await client.until(lambda: states(client, "rec")[-1:] == ["stopped"])
     status = (await client.request("hostBridge/status"))["servers"][0]
@@ -93,12 +98,8 @@ async def test_refusing_trust_through_a_message_request_never_starts_the_server_
 async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_trust_and_unstarted(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
-    first, _ = folders
-    record = tmp_path / "roots.jsonl"
-    define_in_workspace(first, {"rec": roots_recorder(record)})
     client.message_answer = None
-
-    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+    record = await start_with_workspace_server(client, tmp_path, folders[0])
 
     await client.until(lambda: bool(client.logs("[rec] the trust prompt was dismissed")))
     status = (await client.request("hostBridge/status"))["servers"][0]
@@ -113,10 +114,8 @@ async def test_restarting_a_server_that_waits_for_trust_asks_for_trust_again(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     first, _ = folders
-    record = tmp_path / "roots.jsonl"
-    define_in_workspace(first, {"rec": roots_recorder(record)})
     client.message_answer = None
-    await client.start_session([first], options(tmp_path, readWorkspaceConfig=True))
+    record = await start_with_workspace_server(client, tmp_path, first)
     await client.until(lambda: bool(client.logs("[rec] the trust prompt was dismissed")))
 
     client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
