@@ -38,7 +38,8 @@ def frame_pieces(message: Any, default: Callable[[Any], Any], content_type: str)
     if not isinstance(message, dict | list):
         message = default(message)
     longs: list[str] = []
-    plain = _swap_long(message, longs)
+    # Only read results (``result.contents``) hold strings that long; every other message skips the walk.
+    plain = _swap_long(message, longs) if _has_contents(message) else cast(Any, message)
     if not longs:
         body = json.dumps(plain, default=default).encode("ascii")
         yield _header(len(body), content_type)
@@ -57,12 +58,18 @@ def frame_pieces(message: Any, default: Callable[[Any], Any], content_type: str)
         index, _, rest = part.partition('\\u0000"')
         indices.append(int(index))
         texts.append(rest)
-    length = sum(map(len, texts)) + sum(_escaped_length(longs[i]) for i in indices)
+    simple = [_is_plain(text) for text in longs]
+    length = sum(map(len, texts)) + sum(_escaped_length(longs[i], simple[i]) for i in indices)
     yield _header(length, content_type)
     for text, index in zip(texts, indices, strict=False):
         yield text.encode("ascii")
-        yield from _escaped_pieces(longs[index])
+        yield from _escaped_pieces(longs[index], simple[index])
     yield texts[-1].encode("ascii")
+
+
+def _has_contents(message: Any) -> bool:
+    result = cast(dict[str, Any], message).get("result") if type(cast(object, message)) is dict else None
+    return type(cast(object, result)) is dict and "contents" in cast(dict[str, Any], result)
 
 
 def _header(length: int, content_type: str) -> bytes:
@@ -106,14 +113,14 @@ def _is_plain(text: str) -> bool:
     return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
-def _escaped_length(text: str) -> int:
-    if _is_plain(text):
+def _escaped_length(text: str, plain: bool) -> int:
+    """Length of ``text``'s JSON escape, quotes included; a non-plain text is escaped once here to be measured."""
+    if plain:
         return len(text) + 2
     return 2 + sum(len(_escape(text[start : start + PIECE_CHARS])) - 2 for start in range(0, len(text), PIECE_CHARS))
 
 
-def _escaped_pieces(text: str) -> Iterator[bytes]:
-    plain = _is_plain(text)
+def _escaped_pieces(text: str, plain: bool) -> Iterator[bytes]:
     yield b'"'
     for start in range(0, len(text), PIECE_CHARS):
         piece = text[start : start + PIECE_CHARS]

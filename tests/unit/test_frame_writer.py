@@ -51,14 +51,33 @@ BLOB = base64.b64encode(os.urandom(100)).decode()
     [
         {"jsonrpc": "2.0", "id": 1, "result": {"short": "text", "n": [1, 2.5, None, True]}},
         {"jsonrpc": "2.0", "id": 2, "result": {"contents": [{"uri": "t://b", "blob": BLOB}]}},
-        {"jsonrpc": "2.0", "id": 3, "result": {"text": 'quotes " and \\ backslashes, tabs\t and\nnewlines' * 3}},
-        {"jsonrpc": "2.0", "id": 4, "result": {"text": "héllo wörld 日本語 🙂 lone \ud800 surrogate" * 5}},
-        {"jsonrpc": "2.0", "id": 5, "result": {"list": [BLOB, "short", (BLOB, {"deep": BLOB})], "again": BLOB}},
-        {"jsonrpc": "2.0", "id": 6, "result": {"mimicry": '"\\u0000abc:0\\u0000"' * 4}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"contents": [{"text": 'quotes " and \\ backslashes, tabs\t and\n' * 3}]},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "result": {"contents": [{"text": "héllo wörld 日本語 🙂 lone \ud800 surrogate" * 5}]},
+        },
+        {"jsonrpc": "2.0", "id": 5, "result": {"contents": [BLOB, "short", (BLOB, {"deep": BLOB})], "again": BLOB}},
+        {"jsonrpc": "2.0", "id": 6, "result": {"contents": [{"mimicry": '"\\u0000abc:0\\u0000"' * 4}]}},
+        {"jsonrpc": "2.0", "id": 7, "result": {"items": [{"uri": BLOB, "name": BLOB}]}},
         Message({"contents": [{"uri": "t://b", "blob": BLOB, "mimeType": "application/octet-stream"}]}),
         Message({"nothing": "long"}),
     ],
-    ids=["no-long", "blob", "escapes", "non-ascii", "nested", "token-lookalike", "message-object", "message-short"],
+    ids=[
+        "no-long",
+        "blob",
+        "escapes",
+        "non-ascii",
+        "nested",
+        "token-lookalike",
+        "long-but-not-read",
+        "message-object",
+        "message-short",
+    ],
 )
 def test_the_frame_is_byte_for_byte_what_json_dumps_writes(message: Any) -> None:
     assert framed(message) == expected(message)
@@ -72,6 +91,15 @@ def test_the_callers_data_is_left_untouched() -> None:
     assert message["result"]["contents"][0] is inner
 
 
-def test_a_long_string_is_written_in_pieces_no_longer_than_a_slice() -> None:
-    pieces = list(frame_pieces({"blob": BLOB}, default, CONTENT_TYPE))
-    assert max(len(piece) for piece in pieces[1:]) <= max(frame_writer.PIECE_CHARS, len('{"blob": '))
+def test_a_long_string_of_a_read_result_is_written_in_pieces_no_longer_than_a_slice() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"blob": BLOB}]}}
+    pieces = list(frame_pieces(message, default, CONTENT_TYPE))
+    assert len(pieces) > 4
+    assert max(len(piece) for piece in pieces[1:]) <= max(
+        frame_writer.PIECE_CHARS, len('{"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"blob": ')
+    )
+
+
+def test_a_message_that_is_not_a_read_result_is_encoded_in_one_piece_without_a_walk() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"items": [{"uri": BLOB}]}}
+    assert list(frame_pieces(message, default, CONTENT_TYPE))[1:] == [json.dumps(message).encode()]
