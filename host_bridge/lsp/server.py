@@ -43,7 +43,7 @@ from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
-from host_bridge.hub.errors import HubError
+from host_bridge.hub.errors import INTERNAL_ERROR, HubError
 from host_bridge.lsp import methods
 from host_bridge.lsp.frame_writer import frame_pieces
 from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
@@ -166,14 +166,17 @@ class HostBridgeProtocol(LanguageServerProtocol):
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """pygls' answer to a request, except that a JSON-RPC error raised on purpose (not found, unknown
-        server, bad params …) is the answer, not a failure of the sidecar: no traceback, no error in the
-        editor's log."""
+        server, bad params …) is the answer, not a failure of the sidecar: no traceback, and only an internal error
+        (a decision that could not be saved …) reaches the editor's log."""
         error = None if future.cancelled() else future.exception()
         if not isinstance(error, JsonRpcException):
             super()._send_handler_result(future, msg_id=msg_id)
             return
         self._request_futures.pop(msg_id, None)
-        logger.debug("request %s answered with error %d: %s", msg_id, error.code, error.message)
+        if error.code == INTERNAL_ERROR:
+            logger.error("a request failed: %s", error.message)
+        else:
+            logger.debug("request %s answered with error %d: %s", msg_id, error.code, error.message)
         self._send_response(msg_id, error=error.to_response_error())
 
     def _send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:

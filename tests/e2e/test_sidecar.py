@@ -263,3 +263,24 @@ async def test_an_error_answer_is_not_reported_as_a_failure_in_the_editors_log(
     await client.request("hostBridge/status", {})
     errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
     assert errors == []
+
+
+@pytest.mark.asyncio
+async def test_a_decision_that_cannot_be_saved_is_an_error_in_the_editors_log(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    storage = tmp_path / "storage"
+    storage.mkdir()
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (storage / "consent.json").symlink_to(tmp_path / "elsewhere.json")
+    await client.start_session([folders[0]], options(tmp_path, {"fs": peer_server("server-filesystem")}))
+    await client.until(lambda: state_of(client, "fs") == "running")
+
+    with pytest.raises(JsonRpcException) as failed:
+        await client.request(
+            "hostBridge/setConsent", {"server": "fs", "uri": folder_uri(folders[0]), "decision": "allow"}
+        )
+    assert failed.value.code == -32603 and "could not be saved" in failed.value.message
+    await client.request("hostBridge/status", {})
+    errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+    assert any("could not be saved" in message for message in errors), errors
