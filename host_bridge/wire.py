@@ -11,9 +11,7 @@ from pydantic.alias_generators import to_camel
 class WireModel(BaseModel):
     """Immutable pydantic model with camelCase names on the wire and snake_case in Python."""
 
-    model_config = ConfigDict(
-        frozen=True, alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optional fields left out."""

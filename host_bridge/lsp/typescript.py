@@ -11,9 +11,14 @@ TypeScript for models the sidecar sends; ``None`` defaults are left out on the w
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import inspect
+import itertools
 import json
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -141,10 +146,38 @@ class _Writer:
             alias = field.alias or field_name
             prop = cast(dict[str, Any], schema["properties"][alias])
             always = field.is_required() or (name in self._outbound and field.default is not None)
-            self.doc(field.description, "  ")
+            self.doc(field.description or _field_docs(model).get(field_name), "  ")
             self.lines.append(f"  {alias}{'' if always else '?'}: {self.type_of(prop)};")
         self.lines.append("}")
         self.lines.append("")
+
+
+@functools.cache
+def _field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """The docstrings under the fields of ``model`` and its bases, read from their source.
+
+    (pydantic's ``use_attribute_docstrings`` would read them for every model at import time, on the sidecar's
+    start-up path; only this generator needs them.)
+    """
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = cast(ast.ClassDef, tree.body[0]).body
+        for statement, following in itertools.pairwise(body):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                docs[statement.target.id] = inspect.cleandoc(following.value.value)
+    return docs
 
 
 def _model_classes(roots: list[type[BaseModel]]) -> dict[str, type[BaseModel]]:
