@@ -74,6 +74,8 @@ class LineSplitter:
         """The cap on one line, in bytes, newline excluded."""
         self._parts: list[bytes] = []
         self._size = 0
+        self.overflowed = False
+        """A line went over the cap: nothing after it can be trusted, the connection must end."""
 
     @property
     def pending(self) -> int:
@@ -81,11 +83,16 @@ class LineSplitter:
         return self._size
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        """The lines completed by ``chunk``, in order. Raises :class:`LineTooLongError` (and forgets the line)."""
+        """The lines completed by ``chunk``, in order.
+
+        A line over the cap sets :attr:`overflowed` and ends the feed there (the line and the rest of the chunk are
+        forgotten); the lines completed before it are still returned, for the caller to deliver before it stops.
+        """
         lines: list[bytes] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            self._check(self._size + end - start)
+            if self._over(self._size + end - start):
+                return lines
             piece = chunk[start:end]
             if self._parts:
                 self._parts.append(piece)
@@ -93,16 +100,16 @@ class LineSplitter:
                 self._parts, self._size = [], 0
             lines.append(piece)
             start = end + 1
-        if start < len(chunk):
-            self._check(self._size + len(chunk) - start)
+        if start < len(chunk) and not self._over(self._size + len(chunk) - start):
             self._parts.append(chunk[start:] if start else chunk)
             self._size += len(chunk) - start
         return lines
 
-    def _check(self, size: int) -> None:
+    def _over(self, size: int) -> bool:
         if size > self.max_bytes:
             self._parts, self._size = [], 0
-            raise LineTooLongError(self.max_bytes)
+            self.overflowed = True
+        return self.overflowed
 
 
 def parse_line(line: bytes) -> SessionMessage | Exception:
@@ -217,7 +224,8 @@ async def deliver_lines(
 ) -> None:
     """Read ``stdout`` to end-of-file and send each line's message (or parse error) to ``sink``, one line at a time,
     without reading ahead while a send blocks. Blank lines are skipped; an unfinished last line is dropped with a
-    warning. Returns early when the session is gone; raises :class:`LineTooLongError` from ``splitter``."""
+    warning. Returns early when the session is gone; raises :class:`LineTooLongError` once the lines before an
+    over-long one are delivered."""
     while True:
         try:
             chunk = await stdout.receive(_RECEIVE_BYTES)
@@ -241,6 +249,8 @@ async def deliver_lines(
                     await sink.send(_release())
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return  # the session is gone; only the drain remains
+        if splitter.overflowed:
+            raise LineTooLongError(splitter.max_bytes)
     if splitter.pending:
         logger.warning("the server's stdout ended inside a line; ignored its last %d bytes", splitter.pending)
 

@@ -84,18 +84,20 @@ def test_a_line_exactly_at_the_cap_is_accepted() -> None:
 @pytest.mark.parametrize("chunks", [[b"0123456789A\n"], [b"01234", b"56789A"], [b"0123456789", b"A\n"]])
 def test_one_byte_over_the_cap_is_refused_whether_or_not_its_newline_arrived(chunks: list[bytes]) -> None:
     splitter = LineSplitter(10)
-    with pytest.raises(LineTooLongError, match="longer than 10 bytes") as caught:
-        for chunk in chunks:
-            splitter.feed(chunk)
-    assert caught.value.limit == 10
+    lines = [line for chunk in chunks for line in splitter.feed(chunk)]
+    assert lines == [] and splitter.overflowed
     assert splitter.pending == 0
 
 
 def test_lines_before_an_over_long_one_in_the_same_read_are_not_lost_to_the_caller() -> None:
     splitter = LineSplitter(10)
-    assert splitter.feed(b"ok\n") == [b"ok"]
-    with pytest.raises(LineTooLongError):
-        splitter.feed(b"x" * 11)
+    assert splitter.feed(b"ok\n" + b"x" * 11 + b"\nlater\n") == [b"ok"]
+    assert splitter.overflowed
+
+
+def test_the_error_for_an_over_long_line_names_the_cap() -> None:
+    error = LineTooLongError(10)
+    assert "longer than 10 bytes" in str(error) and error.limit == 10
 
 
 def test_a_valid_line_becomes_the_sdks_session_message() -> None:
@@ -136,7 +138,7 @@ async def test_an_unfinished_line_at_end_of_file_is_dropped_with_a_warning(caplo
 
 async def test_an_over_long_line_stops_delivery_after_the_lines_before_it() -> None:
     sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
-    stream = Chunks([notification("before") + b"\n", b"x" * 600, b"x" * 600, notification("after") + b"\n"])
+    stream = Chunks([notification("before") + b"\n" + b"x" * 600, b"x" * 600, notification("after") + b"\n"])
     with anyio.fail_after(5), pytest.raises(LineTooLongError):
         await deliver_lines(stream, LineSplitter(1024), sink)  # type: ignore[arg-type]
     sink.close()
