@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -312,25 +311,13 @@ async def _stop(process: anyio.abc.Process) -> None:
 
 
 async def _end_group(process: anyio.abc.Process) -> None:
-    """SIGTERM what is left of the server's process group, then SIGKILL it after a grace period.
+    """SIGTERM what is left of the server's process group, SIGKILL it after a grace period, and reap the leader.
 
     The server leads its own group (``start_new_session``), so its pid is the group id even after it was reaped.
     """
-    group = process.pid
-    try:
-        os.killpg(group, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    with anyio.move_on_after(_GROUP_TERM_GRACE):
-        while True:
-            _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
-            try:
-                os.killpg(group, 0)
-            except (ProcessLookupError, PermissionError):
-                return
-            await anyio.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signal.SIGKILL)
+    from mcp.os.posix.utilities import terminate_posix_process_tree
+
+    await terminate_posix_process_tree(process, _GROUP_TERM_GRACE)
     with anyio.move_on_after(_GROUP_TERM_GRACE):
         while process.returncode is None:
             await anyio.sleep(_EXIT_POLL_INTERVAL)
