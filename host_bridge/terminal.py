@@ -28,7 +28,7 @@ from host_bridge.cli import format_table
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.hub.audit import AuditLog
-from host_bridge.hub.config import ConfigProblem, ServerConfig, load_config_file, load_servers
+from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
 from host_bridge.hub.connection import ServerState, ServerStatus
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
@@ -319,12 +319,12 @@ def _servers(options: ConnectOptions, folders: Sequence[str], terminal: Terminal
         settings[EXAMPLE_SERVER_ID] = {"command": sys.executable, "args": [str(EXAMPLE_SERVER)]}
     loaded = load_servers(settings, [canonical_path(f) for f in folders], read_workspace=False)
     if loaded.problems:
-        raise UsageError("; ".join(_problem_text(p) for p in loaded.problems))
+        raise UsageError("; ".join(p.describe("--server") for p in loaded.problems))
     servers = list(loaded.servers)
     if options.config is not None:
         from_file = load_config_file(options.config)
         for problem in from_file.problems:
-            terminal.warn(f"warning: {_problem_text(problem)}")
+            terminal.warn(f"warning: {problem.describe('--server')}")
         for server in from_file.servers:
             if server.id in settings:
                 terminal.warn(f"warning: {options.config}: server {server.id!r} is also given with --server; skipped")
@@ -348,11 +348,6 @@ def _parse_server(spec: str) -> tuple[str, dict[str, Any]]:
     if not words:
         raise UsageError(f"--server {spec!r}: the command is empty; {example}")
     return server_id.strip(), {"command": words[0], "args": words[1:]}
-
-
-def _problem_text(problem: ConfigProblem) -> str:
-    where = f"server {problem.server_id!r}: " if problem.server_id else ""
-    return f"{where}{problem.message}"
 
 
 def _ids(servers: Sequence[ServerConfig]) -> str:

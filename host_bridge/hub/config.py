@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.hub.jsonc import JsoncError, loads_jsonc
-from host_bridge.uris import path_to_uri
+from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.wire import WireModel
 
 SETTINGS_SOURCE = "settings"
@@ -111,6 +111,22 @@ class ConfigProblem(WireModel):
     """The entry concerned, if the problem is in one entry."""
     message: str
     """What is wrong and what to do."""
+
+    def describe(self, settings: str) -> str:
+        """The problem as a sentence naming where it is: ``settings`` (what the user calls the settings source)
+        or the config file's path, then the entry."""
+        if self.source == SETTINGS_SOURCE:
+            where = settings
+        else:
+            try:
+                where = parse_file_uri(self.source)
+            except UriError:
+                where = self.source
+        if self.server_id:
+            where += f", server {self.server_id!r}"
+        elif where in self.message:
+            return self.message
+        return f"{where}: {self.message}"
 
 
 @dataclass(frozen=True)

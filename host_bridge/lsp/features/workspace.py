@@ -102,7 +102,7 @@ class WorkspaceSync:
 
     def _report(self, problems: tuple[ConfigProblem, ...]) -> None:
         """Log every config problem; show the user, in one message, those the last load did not have."""
-        texts = [_describe(problem) for problem in problems]
+        texts = [problem.describe("initializationOptions.servers") for problem in problems]
         for text in texts:
             logger.warning("%s", text)
         new = [text for text in dict.fromkeys(texts) if text not in self._problems]
@@ -114,25 +114,6 @@ class WorkspaceSync:
         self._server.show_to_user(
             types.MessageType.Warning, f"Part of the MCP server configuration could not be used: {listed}{more}"
         )
-
-
-def _describe(problem: ConfigProblem) -> str:
-    """One problem as a sentence naming where it is: the editor's settings or a config file (as a path)."""
-    from host_bridge.hub.config import SETTINGS_SOURCE
-    from host_bridge.uris import UriError, parse_file_uri
-
-    if problem.source == SETTINGS_SOURCE:
-        where = "initializationOptions.servers"
-    else:
-        try:
-            where = parse_file_uri(problem.source)
-        except UriError:
-            where = problem.source
-    if problem.server_id:
-        where += f", server {problem.server_id!r}"
-    elif where in problem.message:
-        return problem.message
-    return f"{where}: {problem.message}"
 
 
 def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:
