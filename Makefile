@@ -70,7 +70,6 @@ unit: install
 	$(BIN)/pytest tests/unit
 
 test: install tools lint typecheck
-	$(BIN)/python -m host_bridge.lsp.typescript --check $(EXT)/src/protocol.ts
 	$(BIN)/pytest
 	$(MAKE) extension-test
 
