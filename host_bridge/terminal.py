@@ -10,8 +10,6 @@ undecided folder for each server. Without a terminal nothing is guessed: only th
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import os
 import shlex
 import signal
@@ -32,7 +30,7 @@ from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
 from host_bridge.hub.connection import ServerState, ServerStatus
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
-from host_bridge.hub.resources import ResourceItem, sanitize_label
+from host_bridge.hub.resources import ResourceItem, base64_size, sanitize_label
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.storage import default_storage_dir
 from host_bridge.uris import UriError, canonical_path, display_name, parse_file_uri, path_to_uri
@@ -564,8 +562,8 @@ async def _read(hub: Hub, uri: str, server_id: str | None, terminal: Terminal) -
                 terminal.write(content.text)
             else:
                 try:
-                    size = len(base64.b64decode(content.blob or "", validate=True))
-                except (binascii.Error, ValueError):
+                    size = base64_size(content.blob or "")
+                except ValueError:
                     size = 0
                 terminal.say(f"<binary, {size} bytes, {sanitize_label(content.mime_type or 'unknown type')}>")
         return 0

@@ -642,7 +642,7 @@ class ResourceBroker:
                 if total + estimate > limit:
                     raise ResourceTooLargeError(server, uri, total + estimate, limit)
                 try:
-                    total += _base64_size(item.blob)
+                    total += base64_size(item.blob)
                 except ValueError:
                     raise UpstreamError(server, f"returned invalid base64 for {uri}") from None
                 contents.append(Content(uri=uri, mime_type=item.mime_type, blob=item.blob))
@@ -1048,7 +1048,7 @@ def _utf8_size(text: str) -> int:
     )
 
 
-def _base64_size(blob: str) -> int:
+def base64_size(blob: str) -> int:
     """The decoded size of strict base64 ``blob``; raises ``ValueError`` when it is not (RFC 4648, padded, no
     whitespace). Decodes slice by slice and keeps nothing, so a 16 MiB blob is never held a second time."""
     if len(blob) % 4:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from host_bridge.hub import resources
-from host_bridge.hub.resources import _base64_size, _utf8_size  # pyright: ignore[reportPrivateUsage]
+from host_bridge.hub.resources import _utf8_size, base64_size  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.fixture(params=[4, 8, 2**16], ids=lambda size: f"slice{size}")
@@ -21,7 +21,7 @@ def slice_size(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 4, 5, 47, 48, 1000])
 def test_valid_base64_is_sized_as_its_decoded_bytes(slice_size: int, length: int) -> None:
     data = os.urandom(length)
-    assert _base64_size(base64.b64encode(data).decode()) == length
+    assert base64_size(base64.b64encode(data).decode()) == length
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_valid_base64_is_sized_as_its_decoded_bytes(slice_size: int, length: int
 )
 def test_invalid_base64_is_refused(slice_size: int, blob: str) -> None:
     with pytest.raises(ValueError):
-        _base64_size(blob)
+        base64_size(blob)
 
 
 @pytest.mark.parametrize(
