@@ -168,6 +168,7 @@ class ConsentPrompts:
                 f"The workspace file {where} defines the MCP server {label!r} "
                 f"({connection.config.command or connection.config.url}). Trust it and start it?",
                 [TRUST, DONT_TRUST],
+                "hostBridge/restartServer asks again",
             )
             if title is None:
                 return None
@@ -181,6 +182,7 @@ class ConsentPrompts:
             "consent prompt",
             f"Share these folders with the MCP server {label!r}? {listing}",
             [ALLOW, ALLOW_SESSION, DENY],
+            "hostBridge/setConsent shares a folder",
         )
         decision = _ACTION_DECISIONS.get(title or "")
         if decision is None:
@@ -189,8 +191,9 @@ class ConsentPrompts:
             {"decisions": [{"uri": candidate.uri, "decision": decision} for candidate, _ in roots]}
         )
 
-    async def _show(self, server_id: str, prompt: str, message: str, actions: list[str]) -> str | None:
-        """The action the user chose, or ``None`` (dismissed, failed or timed out; each is logged)."""
+    async def _show(self, server_id: str, prompt: str, message: str, actions: list[str], afterwards: str) -> str | None:
+        """The action the user chose, or ``None`` (dismissed, failed or timed out; each is logged). ``afterwards``
+        says how the question can still be answered once it was dismissed."""
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info, message=message, actions=[types.MessageActionItem(title=a) for a in actions]
         )
@@ -208,7 +211,8 @@ class ConsentPrompts:
             # Not a warning, but the only trace of why a server waits or shares nothing.
             self._server.log_to_editor(
                 types.MessageType.Info,
-                f"[{server_id}] the {prompt} was dismissed; nothing is shared and it is not asked again this session",
+                f"[{server_id}] the {prompt} was dismissed; nothing is shared and it is not asked again this "
+                f"session ({afterwards})",
             )
             return None
         return item.title
