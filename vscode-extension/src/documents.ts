@@ -69,7 +69,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
   readonly onDidChangeFile = this.changeEmitter.event;
 
   private readonly book = new SubscriptionBook();
-  private readonly primed = new Map<string, { result: protocol.ReadResult; expires: number }>();
+  private readonly primed = new Map<string, { bytes: Uint8Array; expires: number }>();
   /** Per resource: its last known size, modification stamp and every `mcp-bridge:` URI it was seen under. */
   private readonly known = new ResourceMemo<{ size: number; mtime: number; uris: Map<string, vscode.Uri> }>(
     KNOWN_TTL_MS,
@@ -117,17 +117,17 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
     const key = addressKey(address);
     const primed = this.primed.get(key);
     this.primed.delete(key);
-    let result: protocol.ReadResult;
     if (primed !== undefined && primed.expires > Date.now()) {
-      result = primed.result;
-    } else {
-      await this.whenReady(address.server);
-      try {
-        result = await this.ctx.request(protocol.readResource, { server: address.server, uri: address.uri });
-      } catch (error) {
-        this.ctx.log.warn(`Reading ${address.uri} from ${address.server} failed: ${errorMessage(error)}`);
-        throw toFileSystemError(error, uri);
-      }
+      known.size = primed.bytes.byteLength;
+      return primed.bytes;
+    }
+    await this.whenReady(address.server);
+    let result: protocol.ReadResult;
+    try {
+      result = await this.ctx.request(protocol.readResource, { server: address.server, uri: address.uri });
+    } catch (error) {
+      this.ctx.log.warn(`Reading ${address.uri} from ${address.server} failed: ${errorMessage(error)}`);
+      throw toFileSystemError(error, uri);
     }
     const bytes = resourceBytes(result).bytes;
     known.size = bytes.byteLength;
@@ -156,15 +156,19 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
 
   // --- used by the commands and events ------------------------------------------------------------
 
-  /** Hand a read already done to the next `readFile` of that resource. */
-  prime(address: ResourceAddress, result: protocol.ReadResult): void {
+  /**
+   * Hand a read already done to the next `readFile` of that resource, and let `stat` report its size before
+   * that (the image preview shows it).
+   */
+  prime(address: ResourceAddress, uri: vscode.Uri, bytes: Uint8Array): void {
     const now = Date.now();
     for (const [key, entry] of this.primed) {
       if (entry.expires <= now) {
         this.primed.delete(key);
       }
     }
-    this.primed.set(addressKey(address), { result, expires: now + PRIMED_TTL_MS });
+    this.primed.set(addressKey(address), { bytes, expires: now + PRIMED_TTL_MS });
+    this.remember(address, uri).size = bytes.byteLength;
   }
 
   /** A text document was opened or closed: it holds its resource's subscription while open. */
@@ -348,7 +352,6 @@ export interface LoadedResource {
   readonly content: ResourceBytes;
   readonly mimeType: string | undefined;
   readonly kind: "text" | "image" | "binary";
-  readonly result: protocol.ReadResult;
 }
 
 /** Read `target` (unless it carries its read) and work out how to show it; `undefined` if cancelled. */
@@ -372,7 +375,6 @@ export async function loadResource(ctx: Ctx, target: OpenTarget): Promise<Loaded
     content,
     mimeType,
     kind: kindOf({ ...content, mimeType }, fileName),
-    result,
   };
 }
 
@@ -396,7 +398,7 @@ async function showLoaded(ctx: Ctx, loaded: LoadedResource): Promise<void> {
   const fileSystem = fileSystemOf(ctx);
   switch (loaded.kind) {
     case "text": {
-      fileSystem.prime(loaded.address, loaded.result);
+      fileSystem.prime(loaded.address, loaded.uri, loaded.content.bytes);
       let document = await vscode.workspace.openTextDocument(loaded.uri);
       const language = languageFor(loaded.mimeType, loaded.fileName);
       if (document.languageId !== language) {
@@ -410,7 +412,7 @@ async function showLoaded(ctx: Ctx, loaded: LoadedResource): Promise<void> {
       return;
     }
     case "image":
-      fileSystem.prime(loaded.address, loaded.result);
+      fileSystem.prime(loaded.address, loaded.uri, loaded.content.bytes);
       await vscode.commands.executeCommand("vscode.openWith", loaded.uri, "imagePreview.previewEditor");
       return;
     case "binary": {
