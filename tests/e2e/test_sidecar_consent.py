@@ -47,12 +47,12 @@ def answer_by_action(answers: dict[str, str | None]) -> Any:
 # Trust through window/showMessageRequest.
 
 
-async def start_with_workspace_server(client: BridgeClient, tmp_path: Path, folder: Path) -> Path:
-    """Start a session on ``folder`` whose only server, ``rec``, is defined by its ``.vscode/mcp.json``; returns the
-    file where ``rec`` records the roots it receives."""
+async def start_with_workspace_server(client: BridgeClient, tmp_path: Path, folder: Path, *more: Path) -> Path:
+    """Start a session on ``folder`` (and ``more``) whose only server, ``rec``, is defined by ``folder``'s
+    ``.vscode/mcp.json``; returns the file where ``rec`` records the roots it receives."""
     record = tmp_path / "roots.jsonl"
     define_in_workspace(folder, {"rec": roots_recorder(record)})
-    await client.start_session([folder], options(tmp_path, readWorkspaceConfig=True))
+    await client.start_session([folder, *more], options(tmp_path, readWorkspaceConfig=True))
     return record
 
 
@@ -61,11 +61,8 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     first, second = folders
-    record = tmp_path / "roots.jsonl"
-    define_in_workspace(first, {"rec": roots_recorder(record)})
     client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
-
-    await client.start_session([first, second], options(tmp_path, readWorkspaceConfig=True))
+    record = await start_with_workspace_server(client, tmp_path, first, second)
 
     both = sorted([folder_uri(first), folder_uri(second)])
     answers = await until_recorded(record, lambda answers: any(sorted(a) == both for a in answers))
