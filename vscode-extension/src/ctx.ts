@@ -30,6 +30,11 @@ export class SidecarError extends Error {
   static readonly NOT_RUNNING = -32802;
   /** The editor cancelled the request. */
   static readonly CANCELLED = -32800;
+
+  /** Whether `error` is the answer to a request the editor cancelled (nothing to report). */
+  static isCancellation(error: unknown): boolean {
+    return error instanceof SidecarError && error.code === SidecarError.CANCELLED;
+  }
 }
 
 /** What the status bar and pickers show about the sidecar itself. */
@@ -190,7 +195,7 @@ export class Ctx implements vscode.Disposable {
 
   /** Show an error from a request to the user, unless it was a cancellation. */
   showError(what: string, error: unknown): void {
-    if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+    if (SidecarError.isCancellation(error)) {
       return;
     }
     const message = errorMessage(error);

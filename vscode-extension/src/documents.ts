@@ -334,7 +334,7 @@ export async function readWithProgress(
       try {
         return await ctx.request(protocol.readResource, params, token);
       } catch (error) {
-        if (token.isCancellationRequested || (error instanceof SidecarError && error.code === SidecarError.CANCELLED)) {
+        if (token.isCancellationRequested || SidecarError.isCancellation(error)) {
           return undefined;
         }
         throw error;

@@ -162,7 +162,7 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
     if (token.isCancellationRequested) {
       return;
     }
-    if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+    if (SidecarError.isCancellation(error)) {
       return;
     }
     const message = errorMessage(error);
@@ -276,7 +276,7 @@ function askVariable(
     },
     (_value, error) => {
       picker.busy = false;
-      if (error instanceof SidecarError && error.code === SidecarError.CANCELLED) {
+      if (SidecarError.isCancellation(error)) {
         return;
       }
       if (!completionFailed) {
@@ -396,11 +396,12 @@ export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget 
   }
 }
 
+const NO_EDITOR =
+  'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.';
+
 async function insertResource(ctx: Ctx): Promise<void> {
   if (vscode.window.activeTextEditor === undefined) {
-    void vscode.window.showInformationMessage(
-      'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
-    );
+    void vscode.window.showInformationMessage(NO_EDITOR);
     return;
   }
   const target = await pickResource(ctx, "MCP: Insert Resource");
@@ -415,9 +416,7 @@ async function insertResource(ctx: Ctx): Promise<void> {
     // The picker took the focus; the editor to insert into is the one active now.
     const editor = vscode.window.activeTextEditor;
     if (editor === undefined) {
-      void vscode.window.showInformationMessage(
-        'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
-      );
+      void vscode.window.showInformationMessage(NO_EDITOR);
       return;
     }
     const text = insertionFor(loaded);
