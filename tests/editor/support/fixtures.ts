@@ -1,0 +1,117 @@
+// Playwright fixtures: a fresh two-folder workspace per test, and `openEditor`, which starts a throwaway
+// code-server with the packaged extension and the given user settings and opens the workspace in the page.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test as base } from "@playwright/test";
+import { CodeServer } from "./codeServer";
+import { type Folders, makeFolders } from "./folders";
+import { PYTHON, SERVER_EVERYTHING, SERVER_FILESYSTEM, WORKSPACE_SERVER } from "./paths";
+import { Workbench } from "./workbench";
+
+/** The extensions folder the global setup installed the .vsix into. */
+export const EXTENSIONS_DIR = path.join(__dirname, "..", ".run", "extensions");
+
+/** A `hostBridge.servers` / `.vscode/mcp.json` entry. */
+export interface ServerEntry {
+  readonly type: "stdio";
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** The pinned server-filesystem, given no directories: it works only with the roots it is sent. */
+export const filesystemServer = (): ServerEntry => ({ type: "stdio", command: "node", args: [SERVER_FILESYSTEM] });
+
+/** The pinned server-everything over stdio. */
+export const everythingServer = (): ServerEntry => ({ type: "stdio", command: "node", args: [SERVER_EVERYTHING, "stdio"] });
+
+/** host_bridge's example workspace server, run by the repository's interpreter. */
+export const workspaceServer = (): ServerEntry => ({ type: "stdio", command: PYTHON, args: [WORKSPACE_SERVER] });
+
+/** How to start the editor. */
+export interface EditorOptions {
+  /** User-level `hostBridge.servers`. */
+  readonly servers: Record<string, ServerEntry>;
+  /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
+  readonly workspaceTrust?: boolean;
+}
+
+/** The user and machine settings of a test's code-server. */
+export function editorSettings(options: EditorOptions): { user: object; machine: object } {
+  const user = {
+    "security.workspace.trust.enabled": options.workspaceTrust === true,
+    "security.workspace.trust.startupPrompt": "always",
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    // VS Code's own MCP support would read .vscode/mcp.json too; these tests are about the extension's prompts.
+    "chat.mcp.access": "none",
+    "chat.mcp.autostart": "never",
+    "chat.disableAIFeatures": true,
+    "hostBridge.servers": options.servers,
+  };
+  return { user, machine: { "hostBridge.python": PYTHON } };
+}
+
+export const test = base.extend<{ folders: Folders; openEditor: (options: EditorOptions) => Promise<Workbench> }>({
+  folders: async ({}, use) => {
+    const folders = makeFolders();
+    await use(folders);
+    rmSync(folders.root, { recursive: true, force: true });
+  },
+
+  openEditor: async ({ page, folders }, use, testInfo) => {
+    const servers: CodeServer[] = [];
+    await use(async (options) => {
+      const userDataDir = path.join(folders.root, `user-data-${servers.length}`);
+      const server = await CodeServer.start(userDataDir, EXTENSIONS_DIR, editorSettings(options));
+      servers.push(server);
+      return Workbench.open(page, server, { workspace: folders.workspaceFile });
+    });
+    for (const server of servers) {
+      await server.stop();
+      // Kept in test-results/<test>/ for every test, and listed in the report when one fails.
+      const prefix = servers.length > 1 ? `${path.basename(server.userDataDir)}-` : "";
+      for (const [name, body] of [
+        ["extension.log", server.extensionLog()],
+        ["code-server.log", server.printed],
+        ["audit.jsonl", readAudit(server)],
+      ] as const) {
+        const file = testInfo.outputPath(prefix + name);
+        writeFileSync(file, body);
+        await testInfo.attach(prefix + name, { path: file, contentType: "text/plain" });
+      }
+    }
+  },
+});
+
+export { expect } from "@playwright/test";
+
+function readAudit(server: CodeServer): string {
+  try {
+    return readFileSync(path.join(server.storageDir, "audit.jsonl"), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** One `roots/list` answer the sidecar gave, from its audit log. */
+export interface AuditedAnswer {
+  readonly server: string;
+  readonly roots: readonly string[];
+}
+
+/** The `roots/list` answers the sidecar gave so far, oldest first. */
+export function auditedAnswers(server: CodeServer): AuditedAnswer[] {
+  return readAudit(server)
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as { server: string; roots: (string | { uri: string })[] })
+    .map((entry) => ({
+      server: entry.server,
+      roots: entry.roots.map((root) => (typeof root === "string" ? root : root.uri)),
+    }));
+}

@@ -1,0 +1,59 @@
+// The process tree under a code-server instance, read from /proc (Linux only, like the rest of these tests).
+import { readFileSync, readdirSync } from "node:fs";
+
+/** A running process: its pid, parent pid and command line (arguments joined by spaces). */
+export interface ProcessInfo {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly command: string;
+}
+
+function readProcess(pid: number): ProcessInfo | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name in parentheses may itself hold spaces and parentheses: parse after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    return { pid, ppid: Number(fields[1]), command };
+  } catch {
+    return undefined; // It exited while we looked.
+  }
+}
+
+/** Every process now running. */
+export function allProcesses(): ProcessInfo[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => readProcess(Number(name)))
+    .filter((info): info is ProcessInfo => info !== undefined);
+}
+
+/** The processes below `root` (children, their children …), not `root` itself. */
+export function descendants(root: number): ProcessInfo[] {
+  const processes = allProcesses();
+  const children = new Map<number, ProcessInfo[]>();
+  for (const info of processes) {
+    const siblings = children.get(info.ppid) ?? [];
+    siblings.push(info);
+    children.set(info.ppid, siblings);
+  }
+  const found: ProcessInfo[] = [];
+  const queue = [root];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    for (const child of children.get(pid) ?? []) {
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/** Whether `pid` is still running (a zombie counts as gone). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}

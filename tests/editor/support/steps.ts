@@ -1,0 +1,29 @@
+// Multi-step things a person does in these scenarios, written once.
+import { expect } from "@playwright/test";
+import type { Workbench } from "./workbench";
+
+/**
+ * Answer the first folder prompt of `serverId` (two folders) by checking the folders as `share` says,
+ * remembered ("Allow").
+ */
+export async function shareOnly(wb: Workbench, serverId: string, share: Readonly<Record<string, boolean>>): Promise<void> {
+  await wb.waitForDialog(new RegExp(`Share folders with the MCP server “${serverId}”\\?`));
+  await wb.pressDialogButton("Choose Folders…");
+  await expect(wb.quickTitle).toContainText(`Share Folders with “${serverId}” (1/2)`);
+  await setChecked(wb, share);
+  await wb.quickAccept();
+  await expect(wb.quickTitle).toContainText("(2/2)");
+  await wb.quickRow(/^Allow$/).click();
+  await expect(wb.quickInput).toBeHidden();
+}
+
+/** In the visible multi-select folder picker, check or uncheck the folders named in `wanted`. */
+export async function setChecked(wb: Workbench, wanted: Readonly<Record<string, boolean>>): Promise<void> {
+  for (const [name, checked] of Object.entries(wanted)) {
+    const box = wb.folderCheckbox(name);
+    if ((await box.isChecked()) !== checked) {
+      await box.click();
+    }
+    await expect(box, `the checkbox of ${name}`).toBeChecked({ checked });
+  }
+}

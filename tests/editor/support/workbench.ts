@@ -1,0 +1,151 @@
+// Driving the VS Code workbench in the page the way a person does: the command palette, modal dialogs, quick
+// picks, the status bar and editors. Every wait is on something visible or on a file, never a fixed sleep.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { type Locator, type Page, expect } from "@playwright/test";
+import type { CodeServer } from "./codeServer";
+import { SCREENSHOTS } from "./paths";
+import { descendants, type ProcessInfo } from "./processes";
+
+/** How long a step may take on a slow, shared machine before the test fails naming it. */
+export const STEP_TIMEOUT = 45_000;
+
+/** Poll `probe` until it returns a value other than `undefined`; fail naming `what` after `timeout` ms. */
+export async function waitFor<T>(what: string, probe: () => T | undefined, timeout = STEP_TIMEOUT): Promise<T> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** One browser tab showing one code-server's workbench. */
+export class Workbench {
+  constructor(
+    readonly page: Page,
+    readonly server: CodeServer,
+  ) {}
+
+  /** Load the workbench for `target` and wait until it is drawn. */
+  static async open(page: Page, server: CodeServer, target: { workspace: string } | { folder: string }): Promise<Workbench> {
+    await page.goto(server.urlFor(target));
+    await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+    return new Workbench(page, server);
+  }
+
+  // The command palette.
+
+  /** Run a command by its palette title, e.g. "MCP: Pick Resource". */
+  async runCommand(title: string): Promise<void> {
+    await this.page.keyboard.press("F1");
+    const input = this.quickInput.locator("input.input");
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    // Click the row whose label is exactly the title: VS Code's own MCP commands have similar names.
+    const row = this.quickRows.filter({ has: this.page.locator(".label-name", { hasText: new RegExp(`^${escape(title)}$`) }) });
+    await row.first().click();
+  }
+
+  // Modal dialogs.
+
+  /** The modal dialog box, visible or not. */
+  get dialog(): Locator {
+    return this.page.locator(".monaco-dialog-box");
+  }
+
+  /** Wait for a modal dialog whose text matches `text`, and return all of its text. */
+  async waitForDialog(text: RegExp): Promise<string> {
+    await expect(this.dialog, `a dialog matching ${text}`).toContainText(text, { timeout: STEP_TIMEOUT });
+    return this.dialog.innerText();
+  }
+
+  /** Press a button of the visible modal dialog. */
+  async pressDialogButton(name: string): Promise<void> {
+    await this.dialog.getByRole("button", { name, exact: true }).click();
+  }
+
+  // Quick picks.
+
+  /** The quick input (palette, quick pick, input box). */
+  get quickInput(): Locator {
+    return this.page.locator(".quick-input-widget");
+  }
+
+  /** The rows of the visible quick pick. */
+  get quickRows(): Locator {
+    return this.quickInput.locator(".quick-input-list .monaco-list-row");
+  }
+
+  /** The row whose label contains `label`. */
+  quickRow(label: string | RegExp): Locator {
+    return this.quickRows.filter({ has: this.page.locator(".label-name", { hasText: label }) });
+  }
+
+  /** The checkbox of the folder `name` in a multi-select folder picker. */
+  folderCheckbox(name: string): Locator {
+    return this.quickInput.getByRole("checkbox", { name, exact: true });
+  }
+
+  /** Type into the quick input box (replacing what is there). */
+  async quickType(text: string): Promise<void> {
+    await this.quickInput.locator("input.input").fill(text);
+  }
+
+  /** Accept the quick pick (the "OK" of a multi-select, the active item of a single one). */
+  async quickAccept(): Promise<void> {
+    await this.quickInput.locator("input.input").press("Enter");
+  }
+
+  /** The visible quick pick's title. */
+  get quickTitle(): Locator {
+    return this.quickInput.locator(".quick-input-title");
+  }
+
+  // The rest of the workbench.
+
+  /** The extension's status bar item. */
+  get status(): Locator {
+    return this.page.locator('[id="host-bridge.host-bridge.hostBridge.status"]');
+  }
+
+  /** The active editor tab. */
+  get activeTab(): Locator {
+    return this.page.locator(".tabs-container .tab.active");
+  }
+
+  /** The lines of the active text editor. */
+  get editorLines(): Locator {
+    return this.page.locator(".editor-group-container.active .monaco-editor .view-lines");
+  }
+
+  /** Notification toasts. */
+  get toasts(): Locator {
+    return this.page.locator(".notifications-toasts");
+  }
+
+  /** Save a screenshot of the whole page as `screenshots/<name>.png`. */
+  async screenshot(name: string): Promise<void> {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await this.page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+  }
+
+  /** The sidecar processes (`host_bridge serve`) this code-server runs now. */
+  sidecars(): ProcessInfo[] {
+    return descendants(this.server.pid).filter((info) => /\bhost_bridge\b.*\bserve\b/.test(info.command));
+  }
+
+  /** The processes this code-server runs whose command line contains `needle` (e.g. an MCP server's script). */
+  processesRunning(needle: string): ProcessInfo[] {
+    return descendants(this.server.pid).filter((info) => info.command.includes(needle));
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
