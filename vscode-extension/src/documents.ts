@@ -25,6 +25,10 @@ export type { OpenTarget } from "./resourceModel";
 // Editors restored at start-up read before the sidecar or their server is up; they wait this long for it.
 const READY_TIMEOUT_MS = 20_000;
 
+/** Why a resource's editor cannot be changed, and what to do instead. */
+const READ_ONLY_REASON =
+  'MCP resources are read-only: the server owns them. Use "MCP: Save Resource As…" to keep a copy you can edit.';
+
 // A read done to decide how to open a resource is handed to the file system's first `readFile`, so the
 // resource is not fetched twice; after this long it is fetched again.
 const PRIMED_TTL_MS = 30_000;
@@ -255,9 +259,7 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
   }
 
   private readOnly(uri: vscode.Uri): vscode.FileSystemError {
-    return vscode.FileSystemError.NoPermissions(
-      `${uri.path.split("/").pop() ?? "This resource"} is an MCP resource and read-only; use "MCP: Save Resource As…" to keep a copy you can edit.`,
-    );
+    return vscode.FileSystemError.NoPermissions(`${uri.path.split("/").pop() ?? "This resource"}: ${READ_ONLY_REASON}`);
   }
 
   private remember(address: ResourceAddress, uri: vscode.Uri): { size: number; mtime: number } {
@@ -487,7 +489,11 @@ export function registerDocuments(ctx: Ctx): void {
   fileSystems.set(ctx, fileSystem);
   ctx.subscriptions.push(
     fileSystem,
-    vscode.workspace.registerFileSystemProvider(RESOURCE_SCHEME, fileSystem, { isReadonly: true, isCaseSensitive: true }),
+    vscode.workspace.registerFileSystemProvider(RESOURCE_SCHEME, fileSystem, {
+      // Shown when someone types into a resource's editor, instead of VS Code's generic "file system is read-only".
+      isReadonly: new vscode.MarkdownString(READ_ONLY_REASON),
+      isCaseSensitive: true,
+    }),
     vscode.workspace.onDidOpenTextDocument((document) => fileSystem.documentOpened(document)),
     vscode.workspace.onDidCloseTextDocument((document) => fileSystem.documentClosed(document)),
     ctx.onResourceUpdated((params) => fileSystem.resourceUpdated(params)),
