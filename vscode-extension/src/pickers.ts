@@ -5,7 +5,7 @@ import { SidecarError, type Ctx } from "./ctx";
 import { insertionFor, loadResource, openResource, readWithProgress, type OpenTarget } from "./documents";
 import { LatestQuery } from "./latestQuery";
 import * as protocol from "./protocol";
-import { ResourceCatalog, displayName, resourceText, templateText, type Row } from "./resourceModel";
+import { ResourceCatalog, displayName, resourceText, templateResultName, templateText, type Row } from "./resourceModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage, noIcons } from "./text";
 
@@ -386,7 +386,7 @@ export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget 
     return {
       server: template.server,
       uri: result.uri,
-      name,
+      name: templateResultName(template, result.uri),
       ...(template.mimeType !== undefined ? { mimeType: template.mimeType } : {}),
       result,
     };

@@ -4,6 +4,7 @@
 // per page instead of re-sorting everything.
 import { formatSize } from "./mime";
 import type * as protocol from "./protocol";
+import { lastSegment } from "./resourceUri";
 import { escapeMarkdown, noIcons } from "./text";
 
 /** A row of the picker. */
@@ -274,6 +275,19 @@ export function markdownLink(name: string, target: string): string {
 /** "<name>: <mime type>, <size>" for a binary resource that cannot be shown. */
 export function binarySummary(name: string, mimeType: string | undefined, bytes: number): string {
   return `${name}: ${mimeType ?? "unknown type"}, ${formatSize(bytes)}`;
+}
+
+/**
+ * What to call the resource a template was read as: the last segment of its URI when that looks like a file
+ * name (`data.bin`), else the template's name followed by that segment (`Dynamic Blob Resource 5`).
+ */
+export function templateResultName(template: { name: string; title?: string }, resultUri: string): string {
+  const segment = lastSegment(resultUri);
+  const name = displayName(template);
+  if (segment === undefined) {
+    return name;
+  }
+  return /\.[A-Za-z0-9]+$/.test(segment) ? segment : `${name} ${segment}`;
 }
 
 /** A resource to open or insert: what the tree and the picker know about it; `result` when already read. */

@@ -76,6 +76,11 @@ function displaySegments(resourceUri: string): string[] {
   return kept;
 }
 
+/** The last readable segment of a resource URI (decoded, safe as a file name), if it has one. */
+export function lastSegment(resourceUri: string): string | undefined {
+  return displaySegments(resourceUri).at(-1);
+}
+
 /**
  * A file name for a resource: the last segment of its URI, else its name, else `resource`, with an
  * extension appended when the name lacks one that fits the MIME type (`.svg.xml` for SVG, so it stays text).

@@ -10,6 +10,7 @@ import {
   nameKey,
   priorityOf,
   resourceText,
+  templateResultName,
   templateText,
   type Row,
 } from "../../src/resourceModel";
@@ -245,5 +246,20 @@ describe("asOpenTarget", () => {
     expect(asOpenTarget({ server: "s" })).toBeUndefined();
     expect(asOpenTarget({ server: 1, uri: "x://a" })).toBeUndefined();
     expect(asOpenTarget({ server: "", uri: "x://a" })).toBeUndefined();
+  });
+});
+
+describe("templateResultName", () => {
+  const template = { name: "file", title: "A file inside a shared folder" };
+
+  it("names a template's result by the file name at the end of its URI", () => {
+    expect(templateResultName(template, "file:///tmp/work/alpha/data.bin")).toBe("data.bin");
+    expect(templateResultName(template, "file:///tmp/my%20notes/plan%20v2.txt")).toBe("plan v2.txt");
+  });
+
+  it("keeps the template's name when the URI ends in something that is no file name", () => {
+    expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe("Dynamic Blob Resource 5");
+    expect(templateResultName(template, "test://search?q=x")).toBe("A file inside a shared folder search");
+    expect(templateResultName(template, "urn:")).toBe("A file inside a shared folder");
   });
 });
