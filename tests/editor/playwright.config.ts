@@ -16,7 +16,7 @@ export default defineConfig({
   reporter: [["list"]],
   use: {
     browserName: "chromium",
-    viewport: { width: 1280, height: 800 },
+    viewport: { width: 1280, height: 960 },
     actionTimeout: 45_000,
     screenshot: "only-on-failure",
     trace: "retain-on-failure",

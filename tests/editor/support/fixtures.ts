@@ -42,6 +42,7 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "security.workspace.trust.startupPrompt": "always",
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
     "workbench.enableExperiments": false,
     "extensions.autoCheckUpdates": false,
     "extensions.autoUpdate": false,

@@ -27,3 +27,21 @@ export async function setChecked(wb: Workbench, wanted: Readonly<Record<string, 
     await expect(box, `the checkbox of ${name}`).toBeChecked({ checked });
   }
 }
+
+/**
+ * Answer modal prompts that may come in any order: each handler runs once, for the first dialog matching its
+ * pattern, and is given the dialog's text; returns when every handler ran.
+ */
+export async function answerPrompts(
+  wb: Workbench,
+  handlers: readonly (readonly [RegExp, (text: string) => Promise<void>])[],
+): Promise<void> {
+  const pending = [...handlers];
+  while (pending.length > 0) {
+    const anyPending = new RegExp(pending.map(([pattern]) => pattern.source).join("|"));
+    const text = await wb.waitForDialog(anyPending);
+    const index = pending.findIndex(([pattern]) => pattern.test(text));
+    const [handler] = pending.splice(index, 1);
+    await handler?.[1](text);
+  }
+}

@@ -92,6 +92,62 @@ export class Workbench {
     return this.quickInput.getByRole("checkbox", { name, exact: true });
   }
 
+  /**
+   * Every row of the visible quick pick, scrolling through the virtualized list: its label and the group
+   * (separator label) it is in, in order.
+   */
+  async allQuickRows(): Promise<{ label: string; group: string }[]> {
+    const list = this.quickInput.locator(".quick-input-list .monaco-list");
+    await list.hover();
+    await this.page.mouse.wheel(0, -100_000);
+    const seen = new Map<number, { label: string; separator: string }>();
+    let total = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; seen.size < total && attempt < 200; attempt++) {
+      const visible = await this.quickRows.evaluateAll((rows) =>
+        rows.filter((row) => row.checkVisibility()).map((row) => ({
+          index: Number(row.getAttribute("aria-posinset")),
+          total: Number(row.getAttribute("aria-setsize")),
+          label: (row.querySelector(".label-name")?.textContent ?? "").trim(),
+          // Rows are recycled: a hidden separator element may still hold an earlier list's text.
+          separator: Array.from(row.querySelectorAll(".quick-input-list-separator"))
+            .filter((separator) => separator.checkVisibility())
+            .map((separator) => separator.textContent ?? "")
+            .join(""),
+        })),
+      );
+      for (const row of visible) {
+        total = row.total;
+        seen.set(row.index, { label: row.label, separator: row.separator });
+      }
+      await this.page.mouse.wheel(0, 200);
+    }
+    let group = "";
+    return [...seen.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, row]) => {
+        group = row.separator || group;
+        return { label: row.label, group };
+      });
+  }
+
+  /** The labels of the visible quick pick's rows by group, once `done` says the list is complete. */
+  async quickGroups(done: (groups: Map<string, string[]>) => boolean): Promise<Map<string, string[]>> {
+    let groups = new Map<string, string[]>();
+    await expect
+      .poll(
+        async () => {
+          groups = new Map();
+          for (const row of await this.allQuickRows()) {
+            groups.set(row.group, [...(groups.get(row.group) ?? []), row.label]);
+          }
+          return done(groups);
+        },
+        { message: "the quick pick to list everything expected", timeout: STEP_TIMEOUT },
+      )
+      .toBe(true);
+    return groups;
+  }
+
   /** Type into the quick input box (replacing what is there). */
   async quickType(text: string): Promise<void> {
     await this.quickInput.locator("input.input").fill(text);
@@ -112,6 +168,11 @@ export class Workbench {
   /** The extension's status bar item. */
   get status(): Locator {
     return this.page.locator('[id="host-bridge.host-bridge.hostBridge.status"]');
+  }
+
+  /** A status bar item showing exactly `text`. */
+  statusItem(text: string): Locator {
+    return this.page.locator(".statusbar-item", { hasText: new RegExp(`^${escape(text)}$`) });
   }
 
   /** The active editor tab. */

@@ -1,0 +1,116 @@
+// Resources in a real VS Code: "MCP: Pick Resource" over server-everything (user settings) and host_bridge's
+// workspace server (the workspace's .vscode/mcp.json, trusted in the test), static documents, a template with
+// the server's completions, an image and a binary file.
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { PYTHON, SERVER_EVERYTHING, WORKSPACE_SERVER } from "../support/paths";
+import { LOGO_SIZE, writeWorkspaceServers } from "../support/folders";
+import { everythingServer, expect, test, workspaceServer } from "../support/fixtures";
+import { ServerLog } from "../support/serverLog";
+import { answerPrompts, shareOnly } from "../support/steps";
+import type { Workbench } from "../support/workbench";
+
+const EVERYTHING = "everything";
+const WORKSPACE = "workspace";
+const ARCHITECTURE = readFileSync(path.join(path.dirname(SERVER_EVERYTHING), "docs", "architecture.md"), "utf8");
+
+/** Open the workspace with both servers; trust the workspace server, share alpha with it, nothing with everything. */
+async function openWithBothServers(
+  folders: { alpha: string },
+  openEditor: (options: { servers: Record<string, ReturnType<typeof everythingServer>> }) => Promise<Workbench>,
+): Promise<Workbench> {
+  const mcpJson = writeWorkspaceServers(folders.alpha, { [WORKSPACE]: workspaceServer() });
+  const wb = await openEditor({ servers: { [EVERYTHING]: everythingServer() } });
+  await answerPrompts(wb, [
+    [
+      /Trust and start the MCP server “workspace” defined by this workspace\?/,
+      async (text) => {
+        expect(text).toContain(`Defined in: ${mcpJson}`);
+        expect(text).toContain(`Command: ${PYTHON} ${WORKSPACE_SERVER}`);
+        await wb.screenshot("trust-dialog");
+        await wb.pressDialogButton("Trust and Start");
+        await shareOnly(wb, WORKSPACE, { alpha: true, beta: false });
+      },
+    ],
+    [/Share folders with the MCP server “everything”\?/, () => wb.pressDialogButton("Deny All")],
+  ]);
+  await new ServerLog(wb.server, WORKSPACE).waitForLine(/^workspace-server: 1 roots$/);
+  await expect(wb.status).toHaveText(/MCP 2 · 1 folder shared/);
+  return wb;
+}
+
+test("Pick Resource lists both servers' resources by server and opens a document read-only", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor);
+
+  await wb.runCommand("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  const groups = await wb.quickGroups((found) => found.has(WORKSPACE) && found.has(EVERYTHING));
+  await wb.screenshot("resource-picker");
+  expect([...groups.keys()]).toEqual([EVERYTHING, WORKSPACE]);
+  expect(groups.get(EVERYTHING)).toEqual(
+    expect.arrayContaining(["architecture.md", "startup.md", "Dynamic Text Resource", "Dynamic Blob Resource"]),
+  );
+  expect(groups.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
+
+  await wb.quickType("architecture");
+  await wb.quickRow("architecture.md").click();
+  await expect(wb.activeTab).toContainText("architecture.md");
+  await expect(wb.editorLines).toContainText(ARCHITECTURE.split("\n")[0] ?? "");
+  await wb.screenshot("opened-resource");
+
+  // Typing into it changes nothing and says why.
+  await wb.editorLines.click();
+  await wb.page.keyboard.type("x");
+  await expect(wb.page.locator(".monaco-editor-overlaymessage")).toContainText("MCP resources are read-only: the server owns them.");
+  await expect(wb.editorLines).toContainText(ARCHITECTURE.split("\n")[0] ?? "");
+  await expect(wb.activeTab).not.toHaveClass(/dirty/);
+});
+
+/** Pick the workspace server's file template and fill its `path` with `typed`; the picker stays open. */
+async function startFileTemplate(wb: Workbench, typed: string): Promise<void> {
+  await wb.runCommand("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  await wb.quickType("shared folder");
+  await wb.quickRow("A file inside a shared folder").click();
+  await expect(wb.quickTitle).toContainText("file:///{+path}");
+  await wb.quickType(typed);
+}
+
+/** The template's `path` for a file in a shared folder (the URI is `file:///{+path}`). */
+function templatePath(file: string): string {
+  return file.replace(/^\//, "");
+}
+
+test("a template asks for its variable with the server's completions and opens the result", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor);
+
+  // notes/plan.txt is no listed resource: only the server's completion of the path can offer it.
+  await startFileTemplate(wb, templatePath(path.join(folders.alpha, "notes", "p")));
+  const suggestion = wb.quickRow(templatePath(path.join(folders.alpha, "notes", "plan.txt")));
+  await expect(suggestion).toBeVisible();
+  await wb.screenshot("template-completion");
+  await suggestion.click();
+
+  await expect(wb.activeTab).toContainText("plan.txt");
+  await expect(wb.editorLines).toContainText("Plan: prove it in a real VS Code.");
+});
+
+test("an image resource opens in the image preview and a binary one shows its type and size", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor);
+
+  await startFileTemplate(wb, templatePath(path.join(folders.alpha, "logo.png")));
+  await wb.quickAccept();
+  await expect(wb.activeTab).toContainText("logo.png");
+  await expect(wb.page.locator("iframe.webview.ready")).toBeVisible();
+  // The image preview reports what it decoded: the PNG's dimensions and its byte size.
+  const kilobytes = (statSync(path.join(folders.alpha, "logo.png")).size / 1024).toFixed(2);
+  await expect(wb.statusItem(`${LOGO_SIZE.width}x${LOGO_SIZE.height}`)).toBeVisible();
+  await expect(wb.statusItem(`${kilobytes}KB`)).toBeVisible();
+  await wb.screenshot("image-resource");
+
+  await startFileTemplate(wb, templatePath(path.join(folders.alpha, "data.bin")));
+  await wb.quickAccept();
+  const toast = wb.toasts.locator(".notification-toast", { hasText: "data.bin" });
+  await expect(toast).toContainText("data.bin: application/octet-stream, 2.9 KB");
+  await expect(toast.getByRole("button", { name: "Save As…" })).toBeVisible();
+});
