@@ -7,9 +7,11 @@ STAMP  := $(VENV)/.installed
 PEERS  := tests/peers/node_modules/.installed
 EXT    := vscode-extension
 EXTNPM := $(EXT)/node_modules/.installed
+E2E    := tests/editor
+E2ENPM := $(E2E)/node_modules/.installed
 VSIX   := $(EXT)/dist/host-bridge-$(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | head -n 1).vsix
 
-.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test
+.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +59,18 @@ extension-test: extension
 	cd $(EXT) && npx vitest run --project unit
 	cd $(EXT) && HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx vitest run --project integration
 
+# Playwright (its runner only: the browser is Debian's chromium), pinned in tests/editor/package-lock.json.
+$(E2ENPM): $(E2E)/package.json $(E2E)/package-lock.json
+	cd $(E2E) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The packaged extension in a real VS Code (code-server) driven by Chromium: prepare.sh installs Node 24 and
+# code-server into ~/.cache/host-bridge-e2e once (and chromium via apt-get); see tests/editor/README.md.
+e2e: extension $(E2ENPM)
+	$(E2E)/scripts/prepare.sh
+	cd $(E2E) && npx tsc --noEmit -p .
+	cd $(E2E) && HOST_BRIDGE_VSIX=$(CURDIR)/$(VSIX) HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx playwright test
+
 run: install
 	$(BIN)/host-bridge connect --list .
 
@@ -80,3 +94,4 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules $(EXT)/node_modules $(EXT)/dist $(EXT)/python
+	rm -rf $(E2E)/node_modules $(E2E)/.run $(E2E)/test-results $(E2E)/screenshots

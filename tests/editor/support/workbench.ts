@@ -170,9 +170,9 @@ export class Workbench {
     return this.page.locator('[id="host-bridge.host-bridge.hostBridge.status"]');
   }
 
-  /** A status bar item showing exactly `text`. */
+  /** A status bar item showing exactly `text` (besides its icon). */
   statusItem(text: string): Locator {
-    return this.page.locator(".statusbar-item", { hasText: new RegExp(`^${escape(text)}$`) });
+    return this.page.locator(".statusbar-item", { hasText: new RegExp(`^\\s*${escape(text)}\\s*$`) });
   }
 
   /** The active editor tab. */

@@ -1,0 +1,44 @@
+// Restricted Mode: a server defined by the workspace's .vscode/mcp.json is neither read nor started until the
+// user trusts the workspace; servers from the user's settings still run.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { PYTHON, WORKSPACE_SERVER } from "../support/paths";
+import { writeWorkspaceServers } from "../support/folders";
+import { everythingServer, expect, test } from "../support/fixtures";
+import { ServerLog } from "../support/serverLog";
+
+test("in Restricted Mode a workspace-defined server is not started until the workspace is trusted", async ({ folders, openEditor }) => {
+  // The workspace server, started through sh so that every start leaves a line in `started`.
+  const started = path.join(folders.root, "started");
+  const shell = `echo started >> ${started}; exec ${PYTHON} ${WORKSPACE_SERVER}`;
+  writeWorkspaceServers(folders.alpha, { workspace: { type: "stdio", command: "sh", args: ["-c", shell] } });
+  const wb = await openEditor({ servers: { everything: everythingServer() }, workspaceTrust: true });
+
+  await wb.waitForDialog(/Do you trust the authors of the files in this workspace\?/);
+  await wb.pressDialogButton("No, I don't trust the authors");
+  await expect(wb.statusItem("Restricted Mode")).toBeVisible();
+
+  // The user-level server runs and asks for folders; that prompt is the only one.
+  await wb.waitForDialog(/Share folders with the MCP server “everything”\?/);
+  await wb.pressDialogButton("Deny All");
+  await new ServerLog(wb.server, "everything").waitForLine(/Starting default \(STDIO\) server/);
+  await expect(wb.status).toHaveText(/MCP 1 · no folders shared/);
+
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickTitle).toHaveText("MCP Server Status");
+  const rows = await wb.allQuickRows();
+  expect(rows.filter((row) => row.group === "Servers").map((row) => row.label)).toEqual([expect.stringContaining("everything")]);
+  await wb.screenshot("restricted-mode");
+  await wb.page.keyboard.press("Escape");
+  await expect(wb.dialog).toBeHidden();
+  expect(existsSync(started), "the workspace server was started in Restricted Mode").toBe(false);
+
+  // Trusting the workspace makes the same file count: now its server asks for trust, and starts once trusted.
+  await wb.statusItem("Restricted Mode").click();
+  await wb.page.getByRole("button", { name: "Trust", exact: true }).click();
+  await wb.waitForDialog(/Trust and start the MCP server “workspace” defined by this workspace\?/);
+  await wb.pressDialogButton("Trust and Start");
+  await wb.waitForDialog(/Share folders with the MCP server “workspace”\?/);
+  await wb.pressDialogButton("Deny All");
+  await expect.poll(() => existsSync(started) && readFileSync(started, "utf8").trim()).toBe("started");
+});
