@@ -41,10 +41,14 @@ async function openWithBothServers(
 
 test("Pick Resource lists both servers' resources by server and opens a document read-only", async ({ folders, openEditor }) => {
   const wb = await openWithBothServers(folders, openEditor);
+  // Tall enough for the picker to show both servers' groups at once in the screenshot.
+  await wb.page.setViewportSize({ width: 1280, height: 1280 });
 
   await wb.runCommand("MCP: Pick Resource");
   await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
   const groups = await wb.quickGroups((found) => found.has(WORKSPACE) && found.has(EVERYTHING));
+  await wb.page.mouse.wheel(0, -100_000);
+  await wb.page.mouse.move(1100, 1100);
   await wb.screenshot("resource-picker");
   expect([...groups.keys()]).toEqual([EVERYTHING, WORKSPACE]);
   expect(groups.get(EVERYTHING)).toEqual(

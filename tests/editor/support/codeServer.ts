@@ -54,8 +54,8 @@ export class CodeServer {
 
   /**
    * Start code-server and wait until it listens. `settings.user` are the user settings; `settings.machine` the
-   * settings of the machine code-server runs on, where VS Code reads machine-scoped settings from in a remote
-   * window (it ignores them in the user settings once the extension's settings are registered).
+   * settings of the machine code-server runs on, where a remote window always reads machine-scoped settings
+   * from (it ignored `hostBridge.python` in the user settings on a fresh profile's first start).
    * `userDataDir` must be a fresh folder; `extensionsDir` already holds the extension.
    */
   static async start(

@@ -190,10 +190,13 @@ export class Workbench {
     return this.page.locator(".notifications-toasts");
   }
 
-  /** Save a screenshot of the whole page as `screenshots/<name>.png`. */
+  /** Save a screenshot of the whole page as `screenshots/<name>.png`, without tooltips in the way. */
   async screenshot(name: string): Promise<void> {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    await this.page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+    await this.page.screenshot({
+      path: path.join(SCREENSHOTS, `${name}.png`),
+      style: ".workbench-hover-container { display: none !important; }",
+    });
   }
 
   /** The sidecar processes (`host_bridge serve`) this code-server runs now. */
