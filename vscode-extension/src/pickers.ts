@@ -5,7 +5,16 @@ import { SidecarError, type Ctx } from "./ctx";
 import { insertionFor, loadResource, openResource, readWithProgress, type OpenTarget } from "./documents";
 import { LatestQuery } from "./latestQuery";
 import * as protocol from "./protocol";
-import { ResourceCatalog, displayName, resourceText, templateResultName, templateText, type Row } from "./resourceModel";
+import {
+  ResourceCatalog,
+  type RowText,
+  displayName,
+  resourceText,
+  templateResultName,
+  templateText,
+  withServer,
+  type Row,
+} from "./resourceModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage, noIcons } from "./text";
 
@@ -20,10 +29,13 @@ const RENDER_INTERVAL_MS = 200;
 /** Quick pick items for catalog rows, made once per resource so replacing the list stays cheap. */
 class RowItems {
   private readonly byItem = new WeakMap<object, RowItem>();
+  /** The same rows naming their server, for while the user filters (the separators are gone then). */
+  private readonly byItemNamed = new WeakMap<object, RowItem>();
   private readonly separators = new Map<string, RowItem>();
   private readonly warnings = new Map<string, RowItem>();
 
-  itemFor(row: Row): RowItem {
+  /** The item for `row`; with `serverLabel`, resources and templates name their server in the description. */
+  itemFor(row: Row, serverLabel?: (server: string) => string): RowItem {
     switch (row.kind) {
       case "separator":
         return this.cached(this.separators, `${row.server}\n${row.label}`, () => ({
@@ -38,25 +50,28 @@ class RowItems {
           detail: "Select to show the log.",
           alwaysShow: true,
         }));
-      case "resource": {
-        let item = this.byItem.get(row.item);
-        if (item === undefined) {
-          const text = resourceText(row.item);
-          item = { row, label: text.label, description: text.description, detail: text.detail };
-          this.byItem.set(row.item, item);
-        }
-        return item;
-      }
-      case "template": {
-        let item = this.byItem.get(row.item);
-        if (item === undefined) {
-          const text = templateText(row.item);
-          item = { row, label: `$(symbol-variable) ${text.label}`, description: text.description, detail: text.detail };
-          this.byItem.set(row.item, item);
-        }
-        return item;
-      }
+      case "resource":
+        return this.textItem(row, row.item, resourceText(row.item), "", serverLabel);
+      case "template":
+        return this.textItem(row, row.item, templateText(row.item), "$(symbol-variable) ", serverLabel);
     }
+  }
+
+  private textItem(
+    row: Row,
+    key: protocol.ResourceItem | protocol.TemplateItem,
+    text: RowText,
+    icon: string,
+    serverLabel: ((server: string) => string) | undefined,
+  ): RowItem {
+    const cache = serverLabel === undefined ? this.byItem : this.byItemNamed;
+    let item = cache.get(key);
+    if (item === undefined) {
+      const shown = serverLabel === undefined ? text : withServer(text, serverLabel(key.server));
+      item = { row, label: `${icon}${shown.label}`, description: shown.description, detail: shown.detail };
+      cache.set(key, item);
+    }
+    return item;
   }
 
   private cached(map: Map<string, RowItem>, key: string, make: () => RowItem): RowItem {
@@ -72,6 +87,19 @@ class RowItems {
 type Choice =
   | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
   | { readonly kind: "template"; readonly item: protocol.TemplateItem };
+
+/** Whether two rows show the same resource, template, warning or separator. */
+function sameEntry(a: Row, b: Row): boolean {
+  switch (a.kind) {
+    case "resource":
+    case "template":
+      return b.kind === a.kind && b.item === a.item;
+    case "warning":
+      return b.kind === "warning" && b.text === a.text;
+    case "separator":
+      return b.kind === "separator" && b.server === a.server;
+  }
+}
 
 /** Show the resource quick pick; the chosen resource or template, `undefined` when dismissed. */
 function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
@@ -94,16 +122,21 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   let lastRender = 0;
   let loading = true;
 
+  let filtering = false;
+  const labelOf = (server: string): string => catalog.labelOf(server);
+
   const render = (): void => {
     renderTimer = undefined;
     lastRender = Date.now();
     const active = picker.activeItems[0];
-    const shown = catalog.rows().map((row) => items.itemFor(row));
+    const shown = catalog.rows().map((row) => items.itemFor(row, filtering ? labelOf : undefined));
     picker.items = shown;
     // Replacing the items moves the selection to the top: keep the one the user moved to (items are never
-    // removed), and never start on a warning, so Enter opens a resource.
-    if (active !== undefined && active.row.kind !== "warning") {
-      picker.activeItems = [active];
+    // removed, only swapped for the variant naming its server), and never start on a warning, so Enter
+    // opens a resource.
+    const kept = active === undefined ? undefined : shown.find((item) => sameEntry(item.row, active.row));
+    if (kept !== undefined && kept.row.kind !== "warning") {
+      picker.activeItems = [kept];
     } else if (picker.value === "") {
       const first = shown.find((item) => item.row.kind === "resource" || item.row.kind === "template");
       if (first !== undefined) {
@@ -178,6 +211,12 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
         resolve(choice);
       }
     };
+    picker.onDidChangeValue((value) => {
+      if ((value !== "") !== filtering) {
+        filtering = value !== "";
+        render();
+      }
+    });
     picker.onDidAccept(() => {
       const row = picker.selectedItems[0]?.row ?? picker.activeItems[0]?.row;
       if (row === undefined || row.kind === "separator") {

@@ -178,6 +178,11 @@ export class ResourceCatalog {
     }
   }
 
+  /** The label of a server, for display. */
+  labelOf(server: string): string {
+    return this.serverLabel(server);
+  }
+
   /**
    * The rows to show: warnings first, then per server a separator, its resources, then its templates.
    * The same array is returned until something is added.
@@ -263,6 +268,15 @@ export function templateText(item: protocol.TemplateItem): RowText {
     parts.push(item.description);
   }
   return { label: noIcons(label), description: noIcons(parts.join(" · ")), detail: noIcons(item.uriTemplate) };
+}
+
+/**
+ * A row's text with its server's label in front of the description. A quick pick sorts matches by label
+ * and drops the server separators as soon as the user types, so while filtering each row names its server.
+ */
+export function withServer(text: RowText, serverLabel: string): RowText {
+  const server = noIcons(serverLabel);
+  return { ...text, description: text.description === "" ? server : `${server} · ${text.description}` };
 }
 
 /** A Markdown link to a resource: the name shown literally (on one line), characters that end a link target encoded. */

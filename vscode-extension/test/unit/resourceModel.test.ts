@@ -12,6 +12,7 @@ import {
   resourceText,
   templateResultName,
   templateText,
+  withServer,
   type Row,
 } from "../../src/resourceModel";
 
@@ -261,5 +262,17 @@ describe("templateResultName", () => {
     expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe("Dynamic Blob Resource 5");
     expect(templateResultName(template, "test://search?q=x")).toBe("A file inside a shared folder search");
     expect(templateResultName(template, "urn:")).toBe("A file inside a shared folder");
+  });
+});
+
+describe("withServer", () => {
+  it("puts the server's label in front of the description", () => {
+    const text = resourceText(resource("everything", "architecture.md", { mimeType: "text/markdown" }));
+    expect(withServer(text, "everything")).toEqual({ ...text, description: "everything · text/markdown" });
+  });
+
+  it("makes the label the whole description when there was none, without rendering icon syntax", () => {
+    const text = resourceText(resource("srv", "plain"));
+    expect(withServer(text, "$(alert) srv").description).toBe("$\u200B(alert) srv");
   });
 });
