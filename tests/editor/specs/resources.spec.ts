@@ -56,7 +56,12 @@ test("Pick Resource lists both servers' resources by server and opens a document
   );
   expect(groups.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
 
+  // Typing sorts the matches by label and the server separators go: each row names its server instead.
+  await wb.quickType("README");
+  await expect(wb.quickRow("README.md").locator(".label-description")).toHaveText(/^workspace · text\/markdown/);
+
   await wb.quickType("architecture");
+  await expect(wb.quickRow("architecture.md").locator(".label-description")).toHaveText(/^everything · text\/markdown/);
   await wb.quickRow("architecture.md").click();
   await expect(wb.activeTab).toContainText("architecture.md");
   await expect(wb.editorLines).toContainText(ARCHITECTURE.split("\n")[0] ?? "");
