@@ -88,12 +88,13 @@ type Choice =
   | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
   | { readonly kind: "template"; readonly item: protocol.TemplateItem };
 
-/** Whether two rows show the same resource, template, warning or separator. */
+/** Whether two rows show the same resource, template, warning or separator (also across a re-listing). */
 function sameEntry(a: Row, b: Row): boolean {
   switch (a.kind) {
     case "resource":
+      return b.kind === "resource" && b.item.server === a.item.server && b.item.uri === a.item.uri;
     case "template":
-      return b.kind === a.kind && b.item === a.item;
+      return b.kind === "template" && b.item.server === a.item.server && b.item.uriTemplate === a.item.uriTemplate;
     case "warning":
       return b.kind === "warning" && b.text === a.text;
     case "separator":
@@ -158,22 +159,31 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
     renderTimer = setTimeout(render, wait);
   };
 
-  const loadResources = async (): Promise<void> => {
+  // Servers listed again after they said their list changed: their fresh listing replaces whatever the first
+  // listing still brings of them.
+  const relisted = new Set<string>();
+  const relistings = new Map<string, number>();
+  const addWarnings = (warnings: readonly string[]): void => {
+    for (const warning of warnings) {
+      ctx.log.warn(`Listing resources: ${warning}`);
+    }
+    catalog.addWarnings(warnings);
+  };
+
+  /** Every page of resources for `params`, handed to `onPage` as it comes, until the last or a repeated cursor. */
+  const listPages = async (
+    params: protocol.ListResourcesParams,
+    onPage: (page: protocol.ResourcePage) => void,
+  ): Promise<void> => {
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await ctx.request(protocol.listResources, cursor === undefined ? {} : { cursor }, token);
+      const page = await ctx.request(protocol.listResources, cursor === undefined ? params : { ...params, cursor }, token);
       if (token.isCancellationRequested) {
         return;
       }
-      catalog.addResources(page.items);
-      if (page.warnings.length > 0) {
-        for (const warning of page.warnings) {
-          ctx.log.warn(`Listing resources: ${warning}`);
-        }
-        catalog.addWarnings(page.warnings);
-      }
-      scheduleRender();
+      onPage(page);
+      addWarnings(page.warnings);
       cursor = page.nextCursor;
       if (cursor !== undefined && seen.has(cursor)) {
         catalog.addWarnings(["The host bridge repeated a page of resources; the list may be incomplete."]);
@@ -184,10 +194,31 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
       }
     } while (cursor !== undefined);
   };
+  const loadResources = (): Promise<void> =>
+    listPages({}, (page) => {
+      catalog.addResources(page.items.filter((item) => !relisted.has(item.server)));
+      scheduleRender();
+    });
   const loadTemplates = async (): Promise<void> => {
     const result = await ctx.request(protocol.listResourceTemplates, {}, token);
     if (!token.isCancellationRequested) {
-      catalog.addTemplates(result.items);
+      catalog.addTemplates(result.items.filter((item) => !relisted.has(item.server)));
+      scheduleRender();
+    }
+  };
+  /** List `server` again; only the latest re-listing of a server is shown. */
+  const relist = async (server: string): Promise<void> => {
+    const generation = (relistings.get(server) ?? 0) + 1;
+    relistings.set(server, generation);
+    const current = (): boolean => !token.isCancellationRequested && relistings.get(server) === generation;
+    const resources: protocol.ResourceItem[] = [];
+    await listPages({ server }, (page) => {
+      resources.push(...page.items);
+    });
+    const templates = current() ? await ctx.request(protocol.listResourceTemplates, { server }, token) : undefined;
+    if (templates !== undefined && current()) {
+      relisted.add(server);
+      catalog.replaceServer(server, resources, templates.items);
       scheduleRender();
     }
   };
@@ -229,7 +260,11 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
       finish(row);
       picker.hide();
     });
+    const listChanged = ctx.onResourcesChanged(({ server }) => {
+      relist(server).catch(reportFailure(`Listing the resources of ${labelOf(server)} again failed`));
+    });
     picker.onDidHide(() => {
+      listChanged.dispose();
       cancellation.cancel();
       cancellation.dispose();
       if (renderTimer !== undefined) {

@@ -168,6 +168,21 @@ export class ResourceCatalog {
     this.cachedRows = undefined;
   }
 
+  /**
+   * Replace everything listed for `server` with a fresh listing of it (after it said its list changed);
+   * items of other servers are ignored.
+   */
+  replaceServer(
+    server: string,
+    resources: readonly protocol.ResourceItem[],
+    templates: readonly protocol.TemplateItem[],
+  ): void {
+    const group = this.group(server);
+    group.resources = resources.filter((item) => item.server === server).map(keyedResource).sort(compareKeyed);
+    group.templates = templates.filter((item) => item.server === server).map(keyedTemplate).sort(compareKeyed);
+    this.cachedRows = undefined;
+  }
+
   /** Add warnings of a page (a server failed, pagination repeated …); repeats are dropped. */
   addWarnings(warnings: readonly string[]): void {
     for (const warning of warnings) {

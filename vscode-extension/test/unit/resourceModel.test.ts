@@ -126,6 +126,24 @@ describe("ResourceCatalog", () => {
     expect(describeRows(catalog.rows())).toEqual(["! server x failed", "! server y repeated a cursor", "-- s", "a"]);
   });
 
+  it("replaces one server's resources and templates with its fresh listing, leaving the others", () => {
+    const catalog = new ResourceCatalog(["a", "b"]);
+    catalog.addResources([resource("a", "old1"), resource("a", "old2"), resource("b", "b1")]);
+    catalog.addTemplates([template("a", "gone"), template("b", "kept")]);
+    const before = catalog.rows();
+    catalog.replaceServer("a", [resource("a", "new2"), resource("a", "new1"), resource("b", "ignored")], []);
+    expect(catalog.rows()).not.toBe(before);
+    expect(describeRows(catalog.rows())).toEqual(["-- a", "new1", "new2", "-- b", "b1", "T kept"]);
+    expect(catalog.size).toBe(4);
+  });
+
+  it("drops a server's group when its fresh listing is empty", () => {
+    const catalog = new ResourceCatalog(["a", "b"]);
+    catalog.addResources([resource("a", "x"), resource("b", "y")]);
+    catalog.replaceServer("a", [], []);
+    expect(describeRows(catalog.rows())).toEqual(["-- b", "y"]);
+  });
+
   it("returns the same rows until something is added", () => {
     const catalog = new ResourceCatalog();
     catalog.addResources([resource("s", "a")]);
