@@ -1,7 +1,7 @@
 // Resources in a real VS Code: "MCP: Pick Resource" over server-everything (user settings) and host_bridge's
 // workspace server (the workspace's .vscode/mcp.json, trusted in the test), static documents, a template with
 // the server's completions, an image and a binary file.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { PYTHON, SERVER_EVERYTHING, WORKSPACE_SERVER } from "../support/paths";
 import { LOGO_SIZE, writeWorkspaceServers } from "../support/folders";
@@ -14,10 +14,14 @@ const EVERYTHING = "everything";
 const WORKSPACE = "workspace";
 const ARCHITECTURE = readFileSync(path.join(path.dirname(SERVER_EVERYTHING), "docs", "architecture.md"), "utf8");
 
-/** Open the workspace with both servers; trust the workspace server, share alpha with it, nothing with everything. */
+/**
+ * Open the workspace with both servers; trust the workspace server and share alpha (and beta when `beta`)
+ * with it, nothing with everything.
+ */
 async function openWithBothServers(
   folders: { alpha: string },
   openEditor: (options: { servers: Record<string, ReturnType<typeof everythingServer>> }) => Promise<Workbench>,
+  beta = false,
 ): Promise<Workbench> {
   const mcpJson = writeWorkspaceServers(folders.alpha, { [WORKSPACE]: workspaceServer() });
   const wb = await openEditor({ servers: { [EVERYTHING]: everythingServer() } });
@@ -29,13 +33,13 @@ async function openWithBothServers(
         expect(text).toContain(`Command: ${PYTHON} ${WORKSPACE_SERVER}`);
         await wb.screenshot("trust-dialog");
         await wb.pressDialogButton("Trust and Start");
-        await shareOnly(wb, WORKSPACE, { alpha: true, beta: false });
+        await shareOnly(wb, WORKSPACE, { alpha: true, beta });
       },
     ],
     [/Share folders with the MCP server “everything”\?/, () => wb.pressDialogButton("Deny All")],
   ]);
-  await new ServerLog(wb.server, WORKSPACE).waitForLine(/^workspace-server: 1 roots$/);
-  await expect(wb.status).toHaveText(/MCP 2 · 1 folder shared/);
+  await new ServerLog(wb.server, WORKSPACE).waitForLine(beta ? /^workspace-server: 2 roots$/ : /^workspace-server: 1 roots$/);
+  await expect(wb.status).toHaveText(beta ? /MCP 2 · 2 folders shared/ : /MCP 2 · 1 folder shared/);
   return wb;
 }
 
@@ -122,4 +126,22 @@ test("an image resource opens in the image preview and a binary one shows its ty
   const toast = wb.toasts.locator(".notification-toast", { hasText: "data.bin" });
   await expect(toast).toContainText("data.bin: application/octet-stream, 2.9 KB");
   await expect(toast.getByRole("button", { name: "Save As…" })).toBeVisible();
+});
+
+test("an open picker follows a server whose list changed", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor, true);
+  const log = new ServerLog(wb.server, WORKSPACE);
+  await wb.runCommand("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  const before = await wb.quickGroups((found) => found.get(WORKSPACE)?.length === 3 && found.has(EVERYTHING));
+  expect(before.get(WORKSPACE)).toEqual(["README.md", "README.md", "A file inside a shared folder"]);
+
+  // beta disappears: the sidecar shares one root less, the server says its list changed, the picker re-lists it.
+  const mark = log.mark();
+  rmSync(folders.beta, { recursive: true });
+  await log.waitForLine(/^workspace-server: 1 roots$/, mark);
+  const after = await wb.quickGroups((found) => found.get(WORKSPACE)?.length === 2 && found.has(EVERYTHING));
+  expect(after.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
+  expect(after.get(EVERYTHING)).toEqual(before.get(EVERYTHING));
+  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
 });

@@ -97,12 +97,10 @@ export class Workbench {
    * (separator label) it is in, in order.
    */
   async allQuickRows(): Promise<{ label: string; group: string }[]> {
-    const list = this.quickInput.locator(".quick-input-list .monaco-list");
-    await list.hover();
-    await this.page.mouse.wheel(0, -100_000);
+    await this.quickInput.locator(".quick-input-list .monaco-list").hover();
     const seen = new Map<number, { label: string; separator: string }>();
-    let total = Number.POSITIVE_INFINITY;
-    for (let attempt = 0; seen.size < total && attempt < 200; attempt++) {
+    let total: number | undefined;
+    for (let attempt = 0; attempt < 200; attempt++) {
       const visible = await this.quickRows.evaluateAll((rows) =>
         rows.filter((row) => row.checkVisibility()).map((row) => ({
           index: Number(row.getAttribute("aria-posinset")),
@@ -116,10 +114,16 @@ export class Workbench {
         })),
       );
       for (const row of visible) {
-        total = row.total;
+        if (row.total !== total) {
+          seen.clear(); // The list changed under us: start again.
+          total = row.total;
+        }
         seen.set(row.index, { label: row.label, separator: row.separator });
       }
-      await this.page.mouse.wheel(0, 200);
+      if (total !== undefined && seen.size === total) {
+        break; // Positions are 1…total, so every row was seen.
+      }
+      await this.page.mouse.wheel(0, seen.has(1) ? 200 : -100_000);
     }
     let group = "";
     return [...seen.entries()]
