@@ -106,7 +106,8 @@ function sameEntry(a: Row, b: Row): boolean {
 function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   const picker = vscode.window.createQuickPick<RowItem>();
   picker.title = title;
-  picker.placeholder = "Filter by title, name, URI or description";
+  const placeholder = "Filter by title, name, URI or description";
+  picker.placeholder = placeholder;
   picker.matchOnDescription = true;
   picker.matchOnDetail = true;
   picker.keepScrollPosition = true;
@@ -127,14 +128,17 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   const labelOf = (server: string): string => catalog.labelOf(server);
 
   const render = (): void => {
-    renderTimer = undefined;
+    if (renderTimer !== undefined) {
+      clearTimeout(renderTimer);
+      renderTimer = undefined;
+    }
     lastRender = Date.now();
     const active = picker.activeItems[0];
     const shown = catalog.rows().map((row) => items.itemFor(row, filtering ? labelOf : undefined));
     picker.items = shown;
-    // Replacing the items moves the selection to the top: keep the one the user moved to (items are never
-    // removed, only swapped for the variant naming its server), and never start on a warning, so Enter
-    // opens a resource.
+    // Replacing the items moves the selection to the top: keep the one the user moved to (also when it was
+    // swapped for the variant naming its server, or re-listed), and never start on a warning, so Enter opens
+    // a resource. A re-listing may drop it; then an empty filter starts again on the first resource.
     const kept = active === undefined ? undefined : shown.find((item) => sameEntry(item.row, active.row));
     if (kept !== undefined && kept.row.kind !== "warning") {
       picker.activeItems = [kept];
@@ -144,7 +148,9 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
         picker.activeItems = [first];
       }
     }
-    if (!loading && catalog.size === 0) {
+    if (loading || catalog.size > 0) {
+      picker.placeholder = placeholder;
+    } else {
       picker.placeholder =
         catalog.warnings.length > 0
           ? "No resources could be listed; see the warnings above."
@@ -162,7 +168,8 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   // Servers listed again after they said their list changed: their fresh listing replaces whatever the first
   // listing still brings of them.
   const relisted = new Set<string>();
-  const relistings = new Map<string, number>();
+  /** The re-listing under way per server; a newer one cancels it. */
+  const relistings = new Map<string, vscode.CancellationTokenSource>();
   const addWarnings = (warnings: readonly string[]): void => {
     for (const warning of warnings) {
       ctx.log.warn(`Listing resources: ${warning}`);
@@ -174,12 +181,14 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   const listPages = async (
     params: protocol.ListResourcesParams,
     onPage: (page: protocol.ResourcePage) => void,
+    pagesToken: vscode.CancellationToken = token,
   ): Promise<void> => {
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await ctx.request(protocol.listResources, cursor === undefined ? params : { ...params, cursor }, token);
-      if (token.isCancellationRequested) {
+      const request = cursor === undefined ? params : { ...params, cursor };
+      const page = await ctx.request(protocol.listResources, request, pagesToken);
+      if (pagesToken.isCancellationRequested) {
         return;
       }
       onPage(page);
@@ -208,18 +217,26 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
   };
   /** List `server` again; only the latest re-listing of a server is shown. */
   const relist = async (server: string): Promise<void> => {
-    const generation = (relistings.get(server) ?? 0) + 1;
-    relistings.set(server, generation);
-    const current = (): boolean => !token.isCancellationRequested && relistings.get(server) === generation;
-    const resources: protocol.ResourceItem[] = [];
-    await listPages({ server }, (page) => {
-      resources.push(...page.items);
-    });
-    const templates = current() ? await ctx.request(protocol.listResourceTemplates, { server }, token) : undefined;
-    if (templates !== undefined && current()) {
-      relisted.add(server);
-      catalog.replaceServer(server, resources, templates.items);
-      scheduleRender();
+    relistings.get(server)?.cancel();
+    const source = new vscode.CancellationTokenSource();
+    relistings.set(server, source);
+    try {
+      const resources: protocol.ResourceItem[] = [];
+      await listPages({ server }, (page) => resources.push(...page.items), source.token);
+      if (source.token.isCancellationRequested) {
+        return;
+      }
+      const templates = await ctx.request(protocol.listResourceTemplates, { server }, source.token);
+      if (!source.token.isCancellationRequested) {
+        relisted.add(server);
+        catalog.replaceServer(server, resources, templates.items);
+        scheduleRender();
+      }
+    } finally {
+      if (relistings.get(server) === source) {
+        relistings.delete(server);
+      }
+      source.dispose();
     }
   };
   const reportFailure = (what: string) => (error: unknown) => {
@@ -232,6 +249,7 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
     const message = errorMessage(error);
     ctx.log.error(`${what}: ${message}`);
     catalog.addWarnings([`${what}: ${message}`]);
+    scheduleRender();
   };
 
   return new Promise<Choice | undefined>((resolve) => {
@@ -265,6 +283,9 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
     });
     picker.onDidHide(() => {
       listChanged.dispose();
+      for (const source of relistings.values()) {
+        source.cancel();
+      }
       cancellation.cancel();
       cancellation.dispose();
       if (renderTimer !== undefined) {
@@ -283,9 +304,6 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
         return;
       }
       picker.busy = false;
-      if (renderTimer !== undefined) {
-        clearTimeout(renderTimer);
-      }
       render();
     });
   });

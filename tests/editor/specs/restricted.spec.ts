@@ -10,8 +10,10 @@ import { ServerLog } from "../support/serverLog";
 test("in Restricted Mode a workspace-defined server is not started until the workspace is trusted", async ({ folders, openEditor }) => {
   // The workspace server, started through sh so that every start leaves a line in `started`.
   const started = path.join(folders.root, "started");
-  const shell = `echo started >> ${started}; exec ${PYTHON} ${WORKSPACE_SERVER}`;
-  writeWorkspaceServers(folders.alpha, { workspace: { type: "stdio", command: "sh", args: ["-c", shell] } });
+  const shell = 'echo started >> "$0"; exec "$1" "$2"';
+  writeWorkspaceServers(folders.alpha, {
+    workspace: { type: "stdio", command: "sh", args: ["-c", shell, started, PYTHON, WORKSPACE_SERVER] },
+  });
   const wb = await openEditor({ servers: { everything: everythingServer() }, workspaceTrust: true });
 
   await wb.waitForDialog(/Do you trust the authors of the files in this workspace\?/);

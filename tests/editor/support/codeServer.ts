@@ -1,10 +1,12 @@
 // A throwaway code-server: its own user data (settings, logs, the extension's storage), the shared extensions
 // folder the global setup installed the .vsix into, loopback only, on a port the system picks.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { CODE_SERVER, NODE24 } from "./paths";
-import { descendants, isRunning } from "./processes";
+import { type ProcessInfo, descendants, isRunning, processInfo } from "./processes";
+
+const LISTENING = /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+\/)/;
 
 /** The extension's id (publisher.name) as VS Code names its folders. */
 export const EXTENSION_ID = "host-bridge.host-bridge";
@@ -44,7 +46,7 @@ export function installExtension(vsix: string, userDataDir: string, extensionsDi
 /** One running code-server. */
 export class CodeServer {
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly process: ProcessInfo,
     /** Its base URL, e.g. `http://127.0.0.1:41234/`. */
     readonly url: string,
     /** Its user data folder (settings, logs, globalStorage). */
@@ -76,25 +78,42 @@ export class CodeServer {
       { stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
     const output: string[] = [];
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`code-server did not listen within 60 s:\n${output.join("")}`)), 60_000);
-      const onData = (chunk: Buffer): void => {
-        output.push(chunk.toString());
-        const match = /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output.join(""));
-        if (match?.[1] !== undefined) {
+    let url: string | undefined;
+    try {
+      url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`code-server did not listen within 60 s:\n${output.join("")}`)), 60_000);
+        const onData = (chunk: Buffer): void => {
+          output.push(chunk.toString());
+          const match = url === undefined ? LISTENING.exec(output.join("")) : null;
+          if (match?.[1] !== undefined) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        };
+        child.stdout?.on("data", onData);
+        child.stderr?.on("data", onData);
+        child.once("error", (error) => {
           clearTimeout(timer);
-          resolve(match[1]);
-        }
-      };
-      child.stdout?.on("data", onData);
-      child.stderr?.on("data", onData);
-      child.on("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`code-server exited with ${code} before listening:\n${output.join("")}`));
+          reject(new Error(`could not start code-server: ${error.message}`));
+        });
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          reject(new Error(`code-server exited with ${code} before listening:\n${output.join("")}`));
+        });
       });
-    });
+    } catch (error) {
+      if (child.pid !== undefined) {
+        signalGroup(child.pid, "SIGKILL");
+      }
+      throw error;
+    }
     child.removeAllListeners("exit");
-    return new CodeServer(child, url, userDataDir, output);
+    child.removeAllListeners("error");
+    const info = child.pid === undefined ? undefined : processInfo(child.pid);
+    if (info === undefined) {
+      throw new Error(`code-server stopped right after it listened:\n${output.join("")}`);
+    }
+    return new CodeServer(info, url, userDataDir, output);
   }
 
   /** The URL that opens `workspaceFile` (a .code-workspace) or a folder. */
@@ -105,7 +124,7 @@ export class CodeServer {
 
   /** The code-server process id. */
   get pid(): number {
-    return this.child.pid ?? -1;
+    return this.process.pid;
   }
 
   /** The extension's global storage: the sidecar's consent store and audit log. */
@@ -142,15 +161,15 @@ export class CodeServer {
    * stops the sidecar, which stops its MCP servers), then SIGKILL to whatever of its process tree remains.
    */
   async stop(): Promise<void> {
-    const tree = descendants(this.pid).map((info) => info.pid);
+    const tree = [this.process, ...descendants(this.pid)];
     signalGroup(this.pid, "SIGTERM");
     const deadline = Date.now() + 10_000;
-    while ([this.pid, ...tree].some(isRunning) && Date.now() < deadline) {
+    while (tree.some(isRunning) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    for (const pid of [this.pid, ...tree].filter(isRunning)) {
+    for (const info of tree.filter(isRunning)) {
       try {
-        process.kill(pid, "SIGKILL");
+        process.kill(info.pid, "SIGKILL");
       } catch {
         // Gone meanwhile.
       }
@@ -167,6 +186,9 @@ function safeReaddir(dir: string): string[] {
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  if (pid <= 1) {
+    throw new Error(`refusing to signal the process group of pid ${pid}`);
+  }
   try {
     process.kill(-pid, signal);
   } catch {

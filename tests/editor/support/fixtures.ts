@@ -57,6 +57,7 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
   return { user, machine: { "hostBridge.python": PYTHON } };
 }
 
+/** Playwright's `test` with `folders` (a fresh two-folder workspace) and `openEditor` (code-server in the page). */
 export const test = base.extend<{ folders: Folders; openEditor: (options: EditorOptions) => Promise<Workbench> }>({
   folders: async ({}, use) => {
     const folders = makeFolders();

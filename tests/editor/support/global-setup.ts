@@ -7,6 +7,7 @@ import { installExtension } from "./codeServer";
 import { EXTENSIONS_DIR } from "./fixtures";
 import { checkPrepared, vsixPath } from "./paths";
 
+/** Check the tools, then install the .vsix into the shared extensions folder. */
 export default function globalSetup(): void {
   checkPrepared();
   rmSync(EXTENSIONS_DIR, { recursive: true, force: true });

@@ -21,11 +21,12 @@ export const CHROMIUM = process.env.HOST_BRIDGE_CHROMIUM ?? "/usr/bin/chromium";
 /** The interpreter with host_bridge installed (the repository's .venv); the extension uses it directly. */
 export const PYTHON = process.env.HOST_BRIDGE_PYTHON ?? path.join(REPO, ".venv", "bin", "python");
 
-/** The pinned reference servers (tests/peers). */
+/** The pinned reference server-filesystem (tests/peers). */
 export const SERVER_FILESYSTEM = path.join(
   REPO,
   "tests/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
 );
+/** The pinned reference server-everything (tests/peers). */
 export const SERVER_EVERYTHING = path.join(
   REPO,
   "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",

@@ -1,10 +1,12 @@
 // The process tree under a code-server instance, read from /proc (Linux only, like the rest of these tests).
 import { readFileSync, readdirSync } from "node:fs";
 
-/** A running process: its pid, parent pid and command line (arguments joined by spaces). */
+/** A running process: its pid, parent pid, start time (clock ticks after boot) and command line. */
 export interface ProcessInfo {
   readonly pid: number;
   readonly ppid: number;
+  readonly started: number;
+  /** The arguments joined by spaces. */
   readonly command: string;
 }
 
@@ -14,7 +16,7 @@ function readProcess(pid: number): ProcessInfo | undefined {
     // The command name in parentheses may itself hold spaces and parentheses: parse after the last ")".
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-    return { pid, ppid: Number(fields[1]), command };
+    return { pid, ppid: Number(fields[1]), started: Number(fields[19]), command };
   } catch {
     return undefined; // It exited while we looked.
   }
@@ -48,12 +50,18 @@ export function descendants(root: number): ProcessInfo[] {
   return found;
 }
 
-/** Whether `pid` is still running (a zombie counts as gone). */
-export function isRunning(pid: number): boolean {
+/** Whether the process is still running (a zombie, or another process that got its pid, counts as gone). */
+export function isRunning(info: Pick<ProcessInfo, "pid" | "started">): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    const stat = readFileSync(`/proc/${info.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] !== "Z" && Number(fields[19]) === info.started;
   } catch {
     return false;
   }
+}
+
+/** The process `pid` as it runs now. */
+export function processInfo(pid: number): ProcessInfo | undefined {
+  return readProcess(pid);
 }

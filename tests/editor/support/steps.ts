@@ -38,10 +38,13 @@ export async function answerPrompts(
 ): Promise<void> {
   const pending = [...handlers];
   while (pending.length > 0) {
-    const anyPending = new RegExp(pending.map(([pattern]) => pattern.source).join("|"));
+    const anyPending = new RegExp(pending.map(([pattern]) => `(?:${pattern.source})`).join("|"));
     const text = await wb.waitForDialog(anyPending);
     const index = pending.findIndex(([pattern]) => pattern.test(text));
-    const [handler] = pending.splice(index, 1);
-    await handler?.[1](text);
+    const [handler] = index < 0 ? [] : pending.splice(index, 1);
+    if (handler === undefined) {
+      throw new Error(`no handler for the dialog: ${text}`);
+    }
+    await handler[1](text);
   }
 }
