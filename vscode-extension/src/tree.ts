@@ -96,6 +96,8 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
         item.iconPath = new vscode.ThemeIcon("symbol-parameter");
         item.description = node.item.uriTemplate;
         item.tooltip = lines(node.item.uriTemplate, node.item.description);
+        const name = displayName(node.item);
+        item.accessibilityInformation = spoken(name, "template", node.item.uriTemplate, node.item.description);
         return item;
       }
       case "resource": {
@@ -103,6 +105,8 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
         item.iconPath = vscode.ThemeIcon.File;
         item.description = node.item.mimeType;
         item.tooltip = lines(node.item.uri, node.item.description);
+        const name = displayName(node.item);
+        item.accessibilityInformation = spoken(name, node.item.mimeType, node.item.uri, node.item.description);
         item.contextValue = "hostBridge.resource";
         item.command = { command: "hostBridge.openResource", title: "Open Resource", arguments: [node.item] };
         return item;
@@ -245,6 +249,11 @@ function messageColor(icon: "error" | "warning" | "info"): vscode.ThemeColor | u
 
 function lines(...parts: (string | undefined)[]): string {
   return parts.filter((part): part is string => part !== undefined && part !== "").join("\n");
+}
+
+// Without it a screen reader names a tree item by its tooltip, which starts with the URI, not the name.
+function spoken(...parts: (string | undefined)[]): vscode.AccessibilityInformation {
+  return { label: parts.filter((part): part is string => part !== undefined && part !== "").join(", ") };
 }
 
 /** Register the "MCP Resources" view and its refresh and load-more commands. */
