@@ -4,7 +4,7 @@
 import { readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { PYTHON, SERVER_EVERYTHING, WORKSPACE_SERVER } from "../support/paths";
-import { LOGO_SIZE, writeWorkspaceServers } from "../support/folders";
+import { ALPHA_README, LOGO_SIZE, writeWorkspaceServers } from "../support/folders";
 import { everythingServer, expect, test, workspaceServer } from "../support/fixtures";
 import { ServerLog } from "../support/serverLog";
 import { answerPrompts, shareOnly } from "../support/steps";
@@ -154,4 +154,39 @@ test("an open picker follows a server whose list changed", async ({ folders, ope
   expect(after.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
   expect(after.get(EVERYTHING)).toEqual(before.get(EVERYTHING));
   await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+});
+
+test("Insert Resource puts a resource's text at the cursor", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor);
+  await wb.runCommand("File: New Untitled Text File");
+  await expect(wb.activeTab).toContainText("Untitled-1");
+  await wb.editorLines.click();
+  await wb.page.keyboard.type("Before: ");
+
+  await wb.runCommand("MCP: Insert Resource");
+  await expect(wb.quickTitle).toHaveText("MCP: Insert Resource");
+  await wb.quickType("README of alpha");
+  await wb.quickRow("README.md").click();
+  await expect(wb.editorLines).toContainText(`Before: ${ALPHA_README.split("\n")[0]}`);
+  await expect(wb.editorLines).toContainText("The first folder of the editor tests' workspace.");
+  await expect(wb.activeTab).toContainText("Untitled-1");
+});
+
+test("the MCP Resources view shows each server's resources and opens one", async ({ folders, openEditor }) => {
+  const wb = await openWithBothServers(folders, openEditor);
+  const view = wb.page.locator(".pane", { has: wb.page.getByRole("heading", { name: "MCP Resources" }) });
+  await view.locator(".pane-header").click();
+  const tree = view.getByRole("tree");
+  await expect(tree.getByRole("treeitem", { name: /^everything/ })).toBeVisible();
+  const workspace = tree.getByRole("treeitem", { name: /^workspace/ });
+  await expect(workspace).toBeVisible();
+  if ((await workspace.getAttribute("aria-expanded")) !== "true") {
+    await workspace.click();
+  }
+  // Named by the resource first (the tooltip starts with the URI), as a screen reader reads it.
+  const readme = tree.getByRole("treeitem", { name: /^README\.md, text\/markdown, file:\/\/\/.*\/alpha\/README\.md, README of alpha$/ });
+  await readme.click();
+  await expect(wb.activeTab).toContainText("README.md");
+  await expect(wb.editorLines).toContainText("The first folder of the editor tests' workspace.");
+  await wb.screenshot("resources-view");
 });
