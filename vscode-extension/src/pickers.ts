@@ -51,23 +51,23 @@ class RowItems {
           alwaysShow: true,
         }));
       case "resource":
-        return this.textItem(row, row.item, resourceText(row.item), "", serverLabel);
+        return this.textItem(row, row.item, () => resourceText(row.item), "", serverLabel);
       case "template":
-        return this.textItem(row, row.item, templateText(row.item), "$(symbol-variable) ", serverLabel);
+        return this.textItem(row, row.item, () => templateText(row.item), "$(symbol-variable) ", serverLabel);
     }
   }
 
   private textItem(
     row: Row,
     key: protocol.ResourceItem | protocol.TemplateItem,
-    text: RowText,
+    text: () => RowText,
     icon: string,
     serverLabel: ((server: string) => string) | undefined,
   ): RowItem {
     const cache = serverLabel === undefined ? this.byItem : this.byItemNamed;
     let item = cache.get(key);
     if (item === undefined) {
-      const shown = serverLabel === undefined ? text : withServer(text, serverLabel(key.server));
+      const shown = serverLabel === undefined ? text() : withServer(text(), serverLabel(key.server));
       item = { row, label: `${icon}${shown.label}`, description: shown.description, detail: shown.detail };
       cache.set(key, item);
     }
@@ -115,17 +115,17 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
 
   const cancellation = new vscode.CancellationTokenSource();
   const token = cancellation.token;
-  const catalog = new ResourceCatalog([...ctx.servers.keys()], (id) => {
+  const labelOf = (id: string): string => {
     const server = ctx.servers.get(id);
     return server === undefined ? id : serverLabel(server);
-  });
+  };
+  const catalog = new ResourceCatalog([...ctx.servers.keys()], labelOf);
   const items = new RowItems();
   let renderTimer: ReturnType<typeof setTimeout> | undefined;
   let lastRender = 0;
   let loading = true;
 
   let filtering = false;
-  const labelOf = (server: string): string => catalog.labelOf(server);
 
   const render = (): void => {
     if (renderTimer !== undefined) {

@@ -105,6 +105,20 @@ export function mergeSorted<T>(left: readonly T[], right: readonly T[], compare:
   return merged;
 }
 
+/** `items` keyed for sorting, by server, in first-seen order. */
+function keyedByServer<T extends { server: string }>(
+  items: readonly T[],
+  keyed: (item: T) => Keyed<T>,
+): Map<string, Keyed<T>[]> {
+  const byServer = new Map<string, Keyed<T>[]>();
+  for (const item of items) {
+    const list = byServer.get(item.server) ?? [];
+    list.push(keyed(item));
+    byServer.set(item.server, list);
+  }
+  return byServer;
+}
+
 interface ServerGroup {
   resources: Keyed<protocol.ResourceItem>[];
   templates: Keyed<protocol.TemplateItem>[];
@@ -140,13 +154,7 @@ export class ResourceCatalog {
 
   /** Add one page of `hostBridge/listResources`. */
   addResources(items: readonly protocol.ResourceItem[]): void {
-    const byServer = new Map<string, Keyed<protocol.ResourceItem>[]>();
-    for (const item of items) {
-      const list = byServer.get(item.server) ?? [];
-      list.push(keyedResource(item));
-      byServer.set(item.server, list);
-    }
-    for (const [server, list] of byServer) {
+    for (const [server, list] of keyedByServer(items, keyedResource)) {
       const group = this.group(server);
       group.resources = mergeSorted(group.resources, list.sort(compareKeyed), compareKeyed);
     }
@@ -155,13 +163,7 @@ export class ResourceCatalog {
 
   /** Add the result of `hostBridge/listResourceTemplates`. */
   addTemplates(items: readonly protocol.TemplateItem[]): void {
-    const byServer = new Map<string, Keyed<protocol.TemplateItem>[]>();
-    for (const item of items) {
-      const list = byServer.get(item.server) ?? [];
-      list.push(keyedTemplate(item));
-      byServer.set(item.server, list);
-    }
-    for (const [server, list] of byServer) {
+    for (const [server, list] of keyedByServer(items, keyedTemplate)) {
       const group = this.group(server);
       group.templates = mergeSorted(group.templates, list.sort(compareKeyed), compareKeyed);
     }
@@ -191,11 +193,6 @@ export class ResourceCatalog {
         this.cachedRows = undefined;
       }
     }
-  }
-
-  /** The label of a server, for display. */
-  labelOf(server: string): string {
-    return this.serverLabel(server);
   }
 
   /**

@@ -247,13 +247,17 @@ function messageColor(icon: "error" | "warning" | "info"): vscode.ThemeColor | u
   }
 }
 
+function present(parts: readonly (string | undefined)[]): string[] {
+  return parts.filter((part): part is string => part !== undefined && part !== "");
+}
+
 function lines(...parts: (string | undefined)[]): string {
-  return parts.filter((part): part is string => part !== undefined && part !== "").join("\n");
+  return present(parts).join("\n");
 }
 
 // Without it a screen reader names a tree item by its tooltip, which starts with the URI, not the name.
 function spoken(...parts: (string | undefined)[]): vscode.AccessibilityInformation {
-  return { label: parts.filter((part): part is string => part !== undefined && part !== "").join(", ") };
+  return { label: present(parts).join(", ") };
 }
 
 /** Register the "MCP Resources" view and its refresh and load-more commands. */
