@@ -45,6 +45,13 @@ def allow_only(uri: str) -> Any:
     return answer
 
 
+async def start_sharing_only_the_first(client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]) -> None:
+    """Start a session on both folders with server-filesystem as ``fs``; the consent UI shares only the first."""
+    client.answer_consent = allow_only(folder_uri(folders[0]))
+    servers = {"fs": peer_server("server-filesystem")}
+    await client.start_session(list(folders), options(tmp_path, servers), consent_ui=True)
+
+
 @pytest.mark.asyncio
 async def test_initialize_answers_and_status_lists_the_workspace_candidates(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
@@ -68,10 +75,7 @@ async def test_consent_ui_allowing_one_folder_shares_exactly_that_folder_with_se
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     first, second = folders
-    client.answer_consent = allow_only(folder_uri(first))
-    await client.start_session(
-        [first, second], options(tmp_path, {"fs": peer_server("server-filesystem")}), consent_ui=True
-    )
+    await start_sharing_only_the_first(client, tmp_path, folders)
 
     await client.until(lambda: client.logs(UPDATED)[-1:] == [UPDATED + "1 valid directories"])
     await client.until(lambda: shared(client, "fs") == [folder_uri(first)])
@@ -89,11 +93,8 @@ async def test_consent_ui_allowing_one_folder_shares_exactly_that_folder_with_se
 async def test_a_shared_folder_that_is_deleted_is_withdrawn_and_the_user_is_shown_why(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
-    first, second = folders
-    client.answer_consent = allow_only(folder_uri(first))
-    await client.start_session(
-        [first, second], options(tmp_path, {"fs": peer_server("server-filesystem")}), consent_ui=True
-    )
+    first, _ = folders
+    await start_sharing_only_the_first(client, tmp_path, folders)
     first_uri = folder_uri(first)
     await client.until(lambda: shared(client, "fs") == [first_uri])
 

@@ -10,11 +10,24 @@ export interface ProcessInfo {
   readonly command: string;
 }
 
-function readProcess(pid: number): ProcessInfo | undefined {
+/** The fields of `/proc/<pid>/stat` after the command name: state, ppid … (index 19 is the start time). */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name in parentheses may itself hold spaces and parentheses: parse after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined; // It exited while we looked.
+  }
+}
+
+/** The process `pid` as it runs now. */
+export function processInfo(pid: number): ProcessInfo | undefined {
+  const fields = statFields(pid);
+  if (fields === undefined) {
+    return undefined;
+  }
+  try {
     const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
     return { pid, ppid: Number(fields[1]), started: Number(fields[19]), command };
   } catch {
@@ -26,7 +39,7 @@ function readProcess(pid: number): ProcessInfo | undefined {
 export function allProcesses(): ProcessInfo[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
-    .map((name) => readProcess(Number(name)))
+    .map((name) => processInfo(Number(name)))
     .filter((info): info is ProcessInfo => info !== undefined);
 }
 
@@ -52,16 +65,6 @@ export function descendants(root: number): ProcessInfo[] {
 
 /** Whether the process is still running (a zombie, or another process that got its pid, counts as gone). */
 export function isRunning(info: Pick<ProcessInfo, "pid" | "started">): boolean {
-  try {
-    const stat = readFileSync(`/proc/${info.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] !== "Z" && Number(fields[19]) === info.started;
-  } catch {
-    return false;
-  }
-}
-
-/** The process `pid` as it runs now. */
-export function processInfo(pid: number): ProcessInfo | undefined {
-  return readProcess(pid);
+  const fields = statFields(info.pid);
+  return fields !== undefined && fields[0] !== "Z" && Number(fields[19]) === info.started;
 }

@@ -1,7 +1,7 @@
 // What an MCP server itself reported: the sidecar forwards each stderr line of a server to the extension's
 // log as `[<server id>] <line>`, and VS Code writes that log to a file in the user data folder.
 import type { CodeServer } from "./codeServer";
-import { waitFor } from "./workbench";
+import { escapeRegExp, waitFor } from "./workbench";
 
 /** The stderr lines of one MCP server, as the extension's log file holds them. */
 export class ServerLog {
@@ -12,7 +12,7 @@ export class ServerLog {
     readonly serverId: string,
   ) {
     // `2026-11-22 02:31:22.217 [info] [files] Secure MCP Filesystem Server running on stdio`
-    this.prefix = new RegExp(`^\\S+ \\S+ \\[\\w+\\] \\[${serverId.replace(/[^\w-]/g, "\\$&")}\\] `);
+    this.prefix = new RegExp(`^\\S+ \\S+ \\[\\w+\\] \\[${escapeRegExp(serverId)}\\] `);
   }
 
   /** The server's lines so far, without the log's prefix. */

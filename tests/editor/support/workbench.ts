@@ -48,7 +48,7 @@ export class Workbench {
     await input.waitFor();
     await input.fill(`>${title}`);
     // Click the row whose label is exactly the title: VS Code's own MCP commands have similar names.
-    const row = this.quickRows.filter({ has: this.page.locator(".label-name", { hasText: new RegExp(`^${escape(title)}$`) }) });
+    const row = this.quickRows.filter({ has: this.page.locator(".label-name", { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) });
     await row.first().click();
   }
 
@@ -176,7 +176,7 @@ export class Workbench {
 
   /** A status bar item showing exactly `text` (besides its icon). */
   statusItem(text: string): Locator {
-    return this.page.locator(".statusbar-item", { hasText: new RegExp(`^\\s*${escape(text)}\\s*$`) });
+    return this.page.locator(".statusbar-item", { hasText: new RegExp(`^\\s*${escapeRegExp(text)}\\s*$`) });
   }
 
   /** The active editor tab. */
@@ -214,6 +214,7 @@ export class Workbench {
   }
 }
 
-function escape(text: string): string {
+/** `text` as a regular expression that matches it literally. */
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
