@@ -12,6 +12,7 @@ import errno
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -114,22 +115,43 @@ def open_private(path: Path, flags: int) -> int:
     return fd
 
 
+class LockTimeoutError(TimeoutError):
+    """Another process held the lock for the whole wait; the message names the lock file and what to do."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        """The lock file."""
+        super().__init__(
+            f"another process has held {path} for {timeout:g} s (a stuck host_bridge window?); close the other "
+            "host_bridge windows or end the process that holds the file, then try again"
+        )
+
+
 class FileLock:
     """An exclusive lock on a separate lock file, held across processes; use it as a context manager.
 
     Not reentrant. The operating system releases it when the holder dies, so a killed writer never
     leaves it held. The lock file itself is never deleted (deleting it would let two writers in).
+    Waiting blocks the calling thread for at most ``timeout`` seconds: call it from a worker thread.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, timeout: float = 5.0) -> None:
         self.path = path
         """The lock file; created (mode 0600) on first use."""
+        self.timeout = timeout
+        """Seconds to wait for another holder before :class:`LockTimeoutError`."""
         self._fd: int | None = None
 
     def __enter__(self) -> FileLock:
         fd = open_private(self.path, os.O_RDWR | os.O_CREAT)
         try:
-            _lock(fd)
+            deadline = time.monotonic() + self.timeout
+            pause = 0.002
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise LockTimeoutError(self.path, self.timeout)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
         except BaseException:
             os.close(fd)
             raise
@@ -150,10 +172,13 @@ class FileLock:
 
 if sys.platform == "win32":
 
-    def _lock(fd: int) -> None:
-        # LK_LOCK retries for about ten seconds, then raises OSError.
+    def _try_lock(fd: int) -> bool:
         os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
 
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
@@ -161,8 +186,12 @@ if sys.platform == "win32":
 
 else:
 
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)

@@ -1,23 +1,30 @@
 """The user's consent as the rest of host_bridge sees it: persisted decisions plus this session's.
 
-Nothing is shared unless the user said so. While the store is blocked (a file from a newer host_bridge,
-an unsafe or unreadable file) persisted decisions are ignored, so only "allow for this session" answers
-given in this process share anything, and saving a decision raises :class:`ConsentStoreError`.
+Nothing is shared unless the user said so. Decisions belong to a server identity
+(:class:`host_bridge.consent.identity.ServerIdentity`). A decision that cannot be saved (disk full, read-only or
+blocked store, a lock held too long) still takes effect at once in the direction of *less* exposure: a deny or a
+forget applies in this process; an allow applies for this session only; :class:`DecisionNotSaved` then tells the
+caller what holds, in a sentence for the user. While the store is blocked (a file from a newer host_bridge, an
+unsafe or unreadable file) persisted decisions are ignored.
+
+Readers (:meth:`ConsentPolicy.is_allowed`, called while answering ``roots/list``) never wait for file I/O: the
+store is read from its last snapshot, and this policy's own lock is never held while the store writes.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 
-from host_bridge.consent.store import ConsentStore, ConsentStoreError
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.store import ConsentStore, ConsentStoreError, PersistedDecision
 
 logger = logging.getLogger(__name__)
 
 ChangeCallback = Callable[[frozenset[str]], None]
-"""Called with the fingerprints whose decisions or trust changed."""
+"""Called with the identity keys whose decisions or trust changed."""
 
 
 class Decision(StrEnum):
@@ -31,93 +38,222 @@ class Decision(StrEnum):
     """Do not share it, and do not ask again."""
 
 
-_View = tuple[dict[tuple[str, str], Decision], dict[str, bool]]
+class DecisionNotSaved(Exception):
+    """A decision could not be saved; :attr:`applied` holds in this process instead, and the message says so."""
+
+    def __init__(self, message: str, applied: Decision | None, cause: ConsentStoreError) -> None:
+        self.applied = applied
+        """What now holds in this process (``None``: undecided, so not shared)."""
+        self.cause = cause
+        """Why saving failed."""
+        super().__init__(message)
+
+
+_Key = tuple[str, str]
+"""(identity key, canonical path)."""
+_View = tuple[dict[_Key, Decision], dict[str, bool]]
+
+_UNSET = object()
 
 
 class ConsentPolicy:
     """Answers "may this server see this folder?" from the store and this session's decisions.
 
-    Keys are (server fingerprint, canonical real path). Thread-safe; change callbacks run in the thread
-    that made the change, after the change, outside the policy's lock.
+    Thread-safe; change callbacks run in the thread that made the change, after the change, outside the lock.
     """
 
     def __init__(self, store: ConsentStore) -> None:
         self.store = store
         """The durable decisions; call its ``load`` before relying on this policy."""
         self._lock = threading.Lock()
-        self._session: set[tuple[str, str]] = set()
+        """Guards the session dictionaries and callbacks; never held during file I/O."""
+        self._writing = threading.Lock()
+        """Serialises this process's changes, so a change and its callbacks are not interleaved with another."""
+        self._session: dict[_Key, Decision | None] = {}
+        """This session's decisions, over the persisted ones: ``allowSession``, and a deny or forget (``None``)
+        that could not be saved."""
+        self._session_trust: dict[str, bool | None] = {}
+        """Trust answers that could not be saved (``None``: forgotten)."""
         self._callbacks: list[ChangeCallback] = []
 
-    def decision(self, server: str, path: str) -> Decision | None:
-        """This session's decision about ``path`` for ``server``, else the persisted one, else ``None``."""
+    def decision(self, identity: ServerIdentity, path: str) -> Decision | None:
+        """This session's decision about ``path`` for ``identity``, else the persisted one, else ``None``."""
+        key = (identity.key, path)
         with self._lock:
-            return self._decision(server, path)
+            session = self._session.get(key, _UNSET)
+        if session is not _UNSET:
+            return session  # pyright: ignore[reportReturnType]
+        record = self.store.root(identity, path)
+        return None if record is None else Decision(record.decision)
 
-    def is_allowed(self, server: str, path: str) -> bool:
-        """Whether ``server`` may see ``path`` now; ``False`` unless the user allowed it."""
-        return self.decision(server, path) in (Decision.ALLOW, Decision.ALLOW_SESSION)
+    def is_allowed(self, identity: ServerIdentity, path: str) -> bool:
+        """Whether ``identity`` may see ``path`` now; ``False`` unless the user allowed it."""
+        return self.decision(identity, path) in (Decision.ALLOW, Decision.ALLOW_SESSION)
 
-    def decisions_for(self, server: str) -> dict[str, Decision]:
-        """Every decided path of ``server`` and its effective decision."""
+    def decisions_for(self, identity: ServerIdentity) -> dict[str, Decision]:
+        """Every decided path of ``identity`` and its effective decision."""
+        decided = {path: Decision(d) for (key, path), d in self.store.decisions().items() if key == identity.key}
         with self._lock:
-            decided = {r.path: Decision(r.decision) for r in self.store.roots() if r.server == server}
-            decided.update({path: Decision.ALLOW_SESSION for fp, path in self._session if fp == server})
-            return decided
+            for (key, path), session in self._session.items():
+                if key != identity.key:
+                    continue
+                if session is None:
+                    decided.pop(path, None)
+                else:
+                    decided[path] = session
+        return decided
 
-    def set(self, server: str, path: str, decision: Decision, *, server_id: str = "") -> None:
-        """Record the user's ``decision``; it replaces any earlier one for the key, persisted or not.
+    def set(self, identity: ServerIdentity, path: str, decision: Decision) -> None:
+        """Record the user's ``decision``; it replaces any earlier one for (identity, path).
 
-        ``deny`` takes effect in this process even when saving it fails. Raises
-        :class:`ConsentStoreError` when an ``allow`` or ``deny`` cannot be saved, or when an
-        ``allowSession`` would need to remove a saved decision and cannot.
+        ``allowSession`` is never written; it removes a saved ``allow`` (so the folder is not shared in later
+        sessions) but keeps a saved ``deny`` for them. Raises :class:`DecisionNotSaved` when the file could not
+        be changed; the decision (or, for an allow, a session allow) holds in this process anyway.
         """
-        key = (server, path)
-        decision = Decision(decision)
+        self.set_many(identity, {path: decision})
 
-        def apply() -> None:
-            if decision is Decision.DENY:
-                self._session.discard(key)
-                self.store.set_root(server, path, "deny", server_id=server_id)
-            elif decision is Decision.ALLOW:
-                self.store.set_root(server, path, "allow", server_id=server_id)
-                self._session.discard(key)
+    def set_many(self, identity: ServerIdentity, decisions: Mapping[str, Decision]) -> None:
+        """:meth:`set` for several folders of one server: one write, one change announced (one answer to a prompt).
+
+        Raises :class:`DecisionNotSaved` (for the first folder whose decision could not be saved) after applying
+        every decision in this process.
+        """
+        decisions = {path: Decision(d) for path, d in decisions.items()}
+        persisted: dict[str, PersistedDecision | None] = {}
+        for path, decision in decisions.items():
+            if decision is Decision.ALLOW_SESSION:
+                saved = self.store.root(identity, path)
+                if saved is not None and saved.decision == "allow":
+                    persisted[path] = None
             else:
-                # Only touch the file when this process knows of a saved decision to replace.
-                if not self.store.blocked and self.store.root(server, path) is not None:
-                    self.store.set_root(server, path, None)
-                self._session.add(key)
+                persisted[path] = "allow" if decision is Decision.ALLOW else "deny"
+        with self._writing:
+            before = self._view()
+            error: DecisionNotSaved | None = None
+            for path, decision in decisions.items():
+                if decision is Decision.ALLOW_SESSION:
+                    self._put((identity.key, path), Decision.ALLOW_SESSION)
+            try:
+                if persisted:
+                    self.store.set_roots(identity, persisted)
+                for path, decision in decisions.items():
+                    if decision is not Decision.ALLOW_SESSION:
+                        self._put((identity.key, path), _UNSET)
+            except ConsentStoreError as cause:
+                error = self._not_saved(identity, decisions, cause)
+            self._announce(before)
+        if error is not None:
+            raise error
 
-        self._change(apply)
+    def _not_saved(
+        self, identity: ServerIdentity, decisions: Mapping[str, Decision], cause: ConsentStoreError
+    ) -> DecisionNotSaved:
+        """Apply ``decisions`` in this process only, in the direction of less exposure; the error saying so."""
+        first: DecisionNotSaved | None = None
+        for path, decision in decisions.items():
+            if decision is Decision.ALLOW_SESSION:
+                what = (
+                    f"{path} is shared with {identity.describe()} for this session, but its saved permission "
+                    "could not be removed, so it would be shared again later"
+                )
+                applied = Decision.ALLOW_SESSION
+            elif decision is Decision.ALLOW:
+                what = f"your decision could not be saved; {path} is shared with {identity.describe()} for this "
+                what += "session only"
+                applied = Decision.ALLOW_SESSION
+            else:
+                what = f"your decision could not be saved; {path} is not shared with {identity.describe()} until "
+                what += "host_bridge restarts"
+                applied = Decision.DENY
+            self._put((identity.key, path), applied)
+            if first is None:
+                more = f" (and {len(decisions) - 1} more folder(s) alike)" if len(decisions) > 1 else ""
+                first = DecisionNotSaved(f"{what}{more}: {cause}", applied, cause)
+        assert first is not None
+        return first
 
-    def forget(self, server: str, path: str) -> None:
-        """Remove every decision about ``path`` for ``server``, so the user is asked again.
+    def forget(self, identity: ServerIdentity, path: str) -> None:
+        """Remove every decision about ``path`` for ``identity``, so the user is asked again.
 
-        The session decision goes even when removing the saved one fails with :class:`ConsentStoreError`.
+        When the saved decision cannot be removed, the folder is still treated as undecided (so not shared) in this
+        process, and :class:`DecisionNotSaved` says so.
         """
+        key = (identity.key, path)
+        with self._writing:
+            before = self._view()
+            error: DecisionNotSaved | None = None
+            try:
+                self.store.set_root(identity, path, None)
+                self._put(key, _UNSET)
+            except ConsentStoreError as cause:
+                self._put(key, None)
+                error = DecisionNotSaved(
+                    f"your decision could not be saved; {path} is not shared with {identity.describe()} until "
+                    f"host_bridge restarts, and may be shared again then: {cause}",
+                    None, cause,
+                )
+            self._announce(before)
+        if error is not None:
+            raise error
 
-        def apply() -> None:
-            self._session.discard((server, path))
-            self.store.set_root(server, path, None)
-
-        self._change(apply)
-
-    def trusted(self, server: str) -> bool | None:
-        """Whether the user trusts the workspace-defined ``server``; ``None`` if never asked (or blocked)."""
-        record = self.store.trust_record(server)
+    def trusted(self, identity: ServerIdentity) -> bool | None:
+        """Whether the user trusts the workspace-defined ``identity``; ``None`` if never asked (or blocked)."""
+        with self._lock:
+            if identity.key in self._session_trust:
+                return self._session_trust[identity.key]
+        record = self.store.trust_record(identity)
         return None if record is None else record.trusted
 
-    def set_trust(self, server: str, trusted: bool | None, *, server_id: str = "") -> None:
-        """Persist the trust answer for ``server`` (``None`` forgets it); may raise ConsentStoreError."""
-        self._change(lambda: self.store.set_trust(server, trusted, server_id=server_id))
+    def set_trust(self, identity: ServerIdentity, trusted: bool | None) -> None:
+        """Persist the trust answer for ``identity`` (``None`` forgets it).
 
-    def reload(self) -> bool:
-        """Pick up changes other processes made to the store file; whether any decision changed."""
-        return bool(self._change(self.store.reload))
+        When it cannot be saved it holds for this session, and :class:`DecisionNotSaved` says so.
+        """
+        with self._writing:
+            before = self._view()
+            error: DecisionNotSaved | None = None
+            try:
+                self.store.set_trust(identity, trusted)
+                with self._lock:
+                    self._session_trust.pop(identity.key, None)
+            except ConsentStoreError as cause:
+                with self._lock:
+                    self._session_trust[identity.key] = trusted
+                error = DecisionNotSaved(
+                    f"your trust answer for {identity.describe()} could not be saved; it holds until host_bridge "
+                    f"restarts: {cause}",
+                    None, cause,
+                )
+            self._announce(before)
+        if error is not None:
+            raise error
+
+    def claim(self, identity: ServerIdentity) -> None:
+        """Bind decisions saved by an older host_bridge for this server's id and launch config to ``identity``.
+
+        Failing to save leaves them unbound (so unused): the user is asked again, nothing is widened.
+        """
+        if not self.store.claimable(identity):
+            return
+        with self._writing:
+            before = self._view()
+            try:
+                self.store.claim(identity)
+            except ConsentStoreError as cause:
+                logger.warning("could not adopt the saved decisions of %s: %s", identity.describe(), cause)
+            self._announce(before)
+
+    def reload(self) -> frozenset[str]:
+        """Pick up changes other processes made to the store file; the identity keys whose decisions changed."""
+        with self._writing:
+            before = self._view()
+            self.store.reload()
+            return self._announce(before)
 
     def on_change(self, callback: ChangeCallback) -> Callable[[], None]:
         """Call ``callback`` after decisions or trust change (by this policy or on reload).
 
-        It receives the affected server fingerprints. Returns a function that unregisters it.
+        It receives the affected identity keys. Returns a function that unregisters it.
         """
         with self._lock:
             self._callbacks.append(callback)
@@ -129,37 +265,41 @@ class ConsentPolicy:
 
         return unregister
 
-    def _decision(self, server: str, path: str) -> Decision | None:
-        if (server, path) in self._session:
-            return Decision.ALLOW_SESSION
-        record = self.store.root(server, path)
-        return None if record is None else Decision(record.decision)
+    def _put(self, key: _Key, value: Decision | object | None) -> None:
+        with self._lock:
+            if value is _UNSET:
+                self._session.pop(key, None)
+            else:
+                self._session[key] = value  # pyright: ignore[reportArgumentType]
 
     def _view(self) -> _View:
-        decisions = {(r.server, r.path): Decision(r.decision) for r in self.store.roots()}
-        decisions.update(dict.fromkeys(self._session, Decision.ALLOW_SESSION))
-        return decisions, {t.server: t.trusted for t in self.store.trust_records()}
-
-    def _change(self, apply: Callable[[], object]) -> frozenset[str]:
-        """Run ``apply`` under the lock, then tell callbacks which servers it affected; re-raise its error."""
-        error: ConsentStoreError | None = None
+        decisions = {key: Decision(d) for key, d in self.store.decisions().items()}
+        trust = self.store.trust_answers()
         with self._lock:
-            before = self._view()
-            try:
-                apply()
-            except ConsentStoreError as caught:
-                error = caught
-            after = self._view()
-            callbacks = list(self._callbacks)
+            for key, session in self._session.items():
+                if session is None:
+                    decisions.pop(key, None)
+                else:
+                    decisions[key] = session
+            for key, trusted in self._session_trust.items():
+                if trusted is None:
+                    trust.pop(key, None)
+                else:
+                    trust[key] = trusted
+        return decisions, trust
+
+    def _announce(self, before: _View) -> frozenset[str]:
+        """Tell the callbacks which identities changed since ``before``."""
+        after = self._view()
         affected = _affected(before, after)
         if affected:
+            with self._lock:
+                callbacks = list(self._callbacks)
             for callback in callbacks:
                 try:
                     callback(affected)
                 except Exception:
                     logger.exception("a consent change callback failed")
-        if error is not None:
-            raise error
         return affected
 
 

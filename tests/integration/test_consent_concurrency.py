@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from host_bridge.consent.store import ConsentFile, ConsentStore
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.schema import ConsentFile
+from host_bridge.consent.store import ConsentStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
 
 WORKER = Path(__file__).parent / "helpers" / "consent_worker.py"
-SERVER = "sha256:" + "c" * 64
+SERVER = ServerIdentity(source="settings", server_id="worker", fingerprint="sha256:" + "c" * 64)
 LINE_TIMEOUT = 60.0
 
 
@@ -195,7 +197,7 @@ def test_a_writer_killed_mid_stream_leaves_a_valid_file_with_every_acknowledged_
 
     saved = granted_paths(storage)
     assert acknowledged <= saved
-    assert json.loads((storage / "consent.json.bak").read_bytes())["version"] == 1
+    assert json.loads((storage / "consent.json.bak").read_bytes())["version"] == 2
     store = ConsentStore(storage)
     store.load()
     assert store.problem is None

@@ -1,15 +1,21 @@
-"""Consent decisions as host_bridge uses them, and server fingerprints (security matrix B7)."""
+"""Consent decisions as host_bridge uses them, server identities and fingerprints (security matrix B7, G2, G4)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
-from host_bridge.consent.policy import ConsentPolicy, Decision
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 
 SPEC = LaunchSpec(
@@ -19,8 +25,13 @@ SPEC = LaunchSpec(
     env={"A": "1", "B": "2"},
     cwd="/home/u",
 )
-SERVER = fingerprint(SPEC)
-OTHER = fingerprint(LaunchSpec(transport="http", url="https://mcp.example.com/"))
+FINGERPRINT = fingerprint(SPEC)
+SERVER = ServerIdentity(source="settings", server_id="files", fingerprint=FINGERPRINT)
+OTHER = ServerIdentity(
+    source="settings",
+    server_id="web",
+    fingerprint=fingerprint(LaunchSpec(transport="http", url="https://mcp.example.com/")),
+)
 PROJECT = "/home/u/proj"
 
 
@@ -29,10 +40,22 @@ def storage(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
-def policy_over(storage: Path) -> ConsentPolicy:
-    store = ConsentStore(storage)
+def policy_over(storage: Path, *, lock_timeout: float = 5.0) -> ConsentPolicy:
+    store = ConsentStore(storage, lock_timeout=lock_timeout)
     store.load()
     return ConsentPolicy(store)
+
+
+@contextmanager
+def lock_held(storage: Path) -> Iterator[None]:
+    """Hold the store's lock the way another window would (a separate open file description)."""
+    storage.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(storage / "consent.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture
@@ -60,7 +83,7 @@ def test_nothing_is_allowed_until_the_user_decides(policy: ConsentPolicy) -> Non
     ("decision", "allowed"), [(Decision.ALLOW, True), (Decision.ALLOW_SESSION, True), (Decision.DENY, False)]
 )
 def test_every_decision_kind_round_trips(policy: ConsentPolicy, decision: Decision, allowed: bool) -> None:
-    policy.set(SERVER, PROJECT, decision, server_id="files")
+    policy.set(SERVER, PROJECT, decision)
 
     assert policy.decision(SERVER, PROJECT) is decision
     assert policy.is_allowed(SERVER, PROJECT) is allowed
@@ -104,8 +127,10 @@ def test_allow_replaces_a_session_decision(storage: Path, policy: ConsentPolicy)
     assert policy_over(storage).decision(SERVER, PROJECT) is Decision.DENY
 
 
-def test_allow_session_removes_a_persisted_decision(storage: Path, policy: ConsentPolicy) -> None:
-    policy.set(SERVER, PROJECT, Decision.DENY)
+def test_allow_session_removes_a_saved_allow_so_later_sessions_do_not_share(
+    storage: Path, policy: ConsentPolicy
+) -> None:
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
 
     policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
 
@@ -113,10 +138,17 @@ def test_allow_session_removes_a_persisted_decision(storage: Path, policy: Conse
     assert policy_over(storage).decision(SERVER, PROJECT) is None
 
 
+def test_allow_session_never_erases_a_saved_deny(storage: Path, policy: ConsentPolicy) -> None:
+    policy.set(SERVER, PROJECT, Decision.DENY)
+
+    policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
+
+    assert policy.decision(SERVER, PROJECT) is Decision.ALLOW_SESSION
+    assert policy_over(storage).decision(SERVER, PROJECT) is Decision.DENY
+
+
 @pytest.mark.parametrize("decision", list(Decision))
-def test_forget_removes_the_decision_everywhere(
-    storage: Path, policy: ConsentPolicy, decision: Decision
-) -> None:
+def test_forget_removes_the_decision_everywhere(storage: Path, policy: ConsentPolicy, decision: Decision) -> None:
     policy.set(SERVER, PROJECT, decision)
 
     policy.forget(SERVER, PROJECT)
@@ -141,7 +173,7 @@ def test_decisions_for_a_server_merge_persisted_and_session_ones(policy: Consent
 def test_a_trust_answer_is_persisted_and_can_be_forgotten(storage: Path, policy: ConsentPolicy) -> None:
     assert policy.trusted(SERVER) is None
 
-    policy.set_trust(SERVER, False, server_id="workspace-server")
+    policy.set_trust(SERVER, False)
     assert policy_over(storage).trusted(SERVER) is False
 
     policy.set_trust(SERVER, None)
@@ -157,7 +189,7 @@ def test_change_callbacks_receive_the_affected_servers(policy: ConsentPolicy) ->
     policy.set_trust(OTHER, True)
     policy.forget(SERVER, PROJECT)
 
-    assert seen.calls == [frozenset({SERVER}), frozenset({OTHER}), frozenset({SERVER})]
+    assert seen.calls == [frozenset({SERVER.key}), frozenset({OTHER.key}), frozenset({SERVER.key})]
 
 
 def test_changes_by_another_process_reach_callbacks_on_reload(storage: Path, policy: ConsentPolicy) -> None:
@@ -166,10 +198,10 @@ def test_changes_by_another_process_reach_callbacks_on_reload(storage: Path, pol
 
     policy_over(storage).set(OTHER, PROJECT, Decision.ALLOW)
 
-    assert policy.reload()
+    assert policy.reload() == {OTHER.key}
     assert policy.is_allowed(OTHER, PROJECT)
     assert not policy.reload()
-    assert seen.calls == [frozenset({OTHER})]
+    assert seen.calls == [frozenset({OTHER.key})]
 
 
 def test_an_unregistered_or_failing_callback_does_not_stop_the_others(policy: ConsentPolicy) -> None:
@@ -185,17 +217,18 @@ def test_an_unregistered_or_failing_callback_does_not_stop_the_others(policy: Co
     policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
 
     assert removed.calls == []
-    assert seen.calls == [frozenset({SERVER})]
+    assert seen.calls == [frozenset({SERVER.key})]
 
 
 def blocked_policy(storage: Path) -> ConsentPolicy:
     storage.mkdir(mode=0o700)
     path = storage / "consent.json"
     record = {
-        "server": SERVER,
+        "source": SERVER.source,
+        "serverId": SERVER.server_id,
+        "fingerprint": SERVER.fingerprint,
         "path": PROJECT,
         "decision": "allow",
-        "serverId": "",
         "updated": "2025-01-01T00:00Z",
     }
     path.write_text(json.dumps({"version": 7, "roots": [record]}))
@@ -215,14 +248,24 @@ def test_a_blocked_store_shares_only_session_decisions(storage: Path) -> None:
     assert policy.is_allowed(SERVER, "/home/u/other")
 
 
-@pytest.mark.parametrize("decision", [Decision.ALLOW, Decision.DENY])
-def test_a_blocked_store_refuses_to_save_with_its_message(storage: Path, decision: Decision) -> None:
+def test_a_blocked_store_holds_an_allow_for_this_session_only_and_says_why(storage: Path) -> None:
     policy = blocked_policy(storage)
 
-    with pytest.raises(ConsentStoreError, match="newer host_bridge"):
-        policy.set(SERVER, PROJECT, decision)
-    with pytest.raises(ConsentStoreError, match="newer host_bridge"):
+    with pytest.raises(DecisionNotSaved, match=r"for this session only.*newer host_bridge") as raised:
+        policy.set(SERVER, PROJECT, Decision.ALLOW)
+
+    assert raised.value.applied is Decision.ALLOW_SESSION
+    assert policy.decision(SERVER, PROJECT) is Decision.ALLOW_SESSION
+    assert isinstance(raised.value.cause, ConsentStoreError)
+
+
+def test_a_trust_answer_that_cannot_be_saved_holds_for_the_session(storage: Path) -> None:
+    policy = blocked_policy(storage)
+
+    with pytest.raises(DecisionNotSaved, match="holds until host_bridge restarts"):
         policy.set_trust(SERVER, True)
+
+    assert policy.trusted(SERVER) is True
 
 
 def test_deny_withdraws_a_session_allow_even_when_it_cannot_be_saved(storage: Path) -> None:
@@ -231,11 +274,84 @@ def test_deny_withdraws_a_session_allow_even_when_it_cannot_be_saved(storage: Pa
     policy.on_change(seen)
     policy.set(SERVER, PROJECT, Decision.ALLOW_SESSION)
 
-    with pytest.raises(ConsentStoreError):
+    with pytest.raises(DecisionNotSaved) as raised:
+        policy.set(SERVER, PROJECT, Decision.DENY)
+
+    assert raised.value.applied is Decision.DENY
+    assert not policy.is_allowed(SERVER, PROJECT)
+    assert seen.calls == [frozenset({SERVER.key}), frozenset({SERVER.key})]
+
+
+def test_a_deny_that_cannot_be_saved_still_withdraws_a_saved_allow(storage: Path) -> None:
+    """G2: another process holds the lock past the timeout (a stuck window); the deny applies anyway."""
+    policy = policy_over(storage, lock_timeout=0.2)
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+
+    with lock_held(storage), pytest.raises(DecisionNotSaved, match=r"not shared .* until host_bridge restarts"):
         policy.set(SERVER, PROJECT, Decision.DENY)
 
     assert not policy.is_allowed(SERVER, PROJECT)
-    assert seen.calls == [frozenset({SERVER}), frozenset({SERVER})]
+    assert policy_over(storage).decision(SERVER, PROJECT) is Decision.ALLOW
+
+
+def test_a_forget_that_cannot_be_saved_stops_sharing_in_this_process(storage: Path) -> None:
+    policy = policy_over(storage, lock_timeout=0.2)
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+
+    with lock_held(storage), pytest.raises(DecisionNotSaved, match=r"held .*consent\.lock"):
+        policy.forget(SERVER, PROJECT)
+
+    assert policy.decision(SERVER, PROJECT) is None
+    assert policy.decisions_for(SERVER) == {}
+
+
+def test_an_allow_that_cannot_be_saved_is_shared_for_this_session_only(storage: Path) -> None:
+    policy = policy_over(storage, lock_timeout=0.2)
+
+    with lock_held(storage), pytest.raises(DecisionNotSaved, match="for this session only") as raised:
+        policy.set(SERVER, PROJECT, Decision.ALLOW)
+
+    assert raised.value.applied is Decision.ALLOW_SESSION
+    assert policy.decision(SERVER, PROJECT) is Decision.ALLOW_SESSION
+    assert policy_over(storage).decision(SERVER, PROJECT) is None
+
+
+def test_a_reader_is_not_held_up_by_a_writer_waiting_for_the_lock(storage: Path) -> None:
+    """G5: answering roots/list must not wait while another window holds the store's lock."""
+    policy = policy_over(storage, lock_timeout=2.0)
+    policy.set(SERVER, PROJECT, Decision.ALLOW)
+    started = threading.Event()
+    done = threading.Event()
+
+    def write() -> None:
+        started.set()
+        with contextlib.suppress(DecisionNotSaved):
+            policy.set(SERVER, "/home/u/other", Decision.ALLOW)
+        done.set()
+
+    with lock_held(storage):
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert started.wait(5)
+        assert policy.is_allowed(SERVER, PROJECT)
+        assert not done.is_set()
+    writer.join(10)
+
+
+def test_two_servers_with_the_same_launch_config_never_share_an_answer(storage: Path, policy: ConsentPolicy) -> None:
+    """G4: consent belongs to (where defined, id, fingerprint), not to the command line alone."""
+    a = ServerIdentity(source="settings", server_id="a", fingerprint=FINGERPRINT)
+    b = ServerIdentity(source="settings", server_id="b", fingerprint=FINGERPRINT)
+    repo = ServerIdentity(source="/repo/.mcp.json", server_id="a", fingerprint=FINGERPRINT)
+
+    policy.set(a, PROJECT, Decision.DENY)
+    policy.set(b, PROJECT, Decision.ALLOW)
+
+    assert not policy.is_allowed(a, PROJECT)
+    assert policy.is_allowed(b, PROJECT)
+    assert policy.decision(repo, PROJECT) is None
+    reopened = policy_over(storage)
+    assert (reopened.decision(a, PROJECT), reopened.decision(b, PROJECT)) == (Decision.DENY, Decision.ALLOW)
 
 
 def test_grants_from_many_threads_are_all_saved(storage: Path, policy: ConsentPolicy) -> None:
@@ -253,8 +369,8 @@ def test_grants_from_many_threads_are_all_saved(storage: Path, policy: ConsentPo
 
 
 def test_the_fingerprint_is_a_sha256_digest() -> None:
-    assert SERVER.startswith("sha256:")
-    assert len(SERVER) == len("sha256:") + 64
+    assert FINGERPRINT.startswith("sha256:")
+    assert len(FINGERPRINT) == len("sha256:") + 64
 
 
 @pytest.mark.parametrize(
@@ -272,12 +388,12 @@ def test_the_fingerprint_is_a_sha256_digest() -> None:
     ],
 )
 def test_any_change_of_the_launch_config_changes_the_fingerprint(changed: dict[str, object]) -> None:
-    assert fingerprint(SPEC.model_copy(update=changed)) != SERVER
+    assert fingerprint(SPEC.model_copy(update=changed)) != FINGERPRINT
 
 
 def test_the_fingerprint_ignores_env_order_and_header_name_case() -> None:
     reordered = SPEC.model_copy(update={"env": {"B": "2", "A": "1"}})
-    assert fingerprint(reordered) == SERVER
+    assert fingerprint(reordered) == FINGERPRINT
     http = LaunchSpec(transport="http", url="https://x/", headers={"Authorization": "t", "X-A": "1"})
     same = LaunchSpec(transport="http", url="https://x/", headers={"x-a": "1", "authorization": "t"})
     assert fingerprint(http) == fingerprint(same)
@@ -286,7 +402,7 @@ def test_the_fingerprint_ignores_env_order_and_header_name_case() -> None:
 def test_consent_given_before_a_config_change_does_not_carry_over(policy: ConsentPolicy) -> None:
     policy.set(SERVER, PROJECT, Decision.ALLOW)
 
-    edited = fingerprint(SPEC.model_copy(update={"args": (*SPEC.args, "/")}))
+    edited = SERVER.model_copy(update={"fingerprint": fingerprint(SPEC.model_copy(update={"args": (*SPEC.args, "/")}))})
 
     assert not policy.is_allowed(edited, PROJECT)
     assert policy.decision(edited, PROJECT) is None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.store import (
     FORMAT_VERSION,
     ConsentStore,
@@ -19,8 +20,8 @@ from host_bridge.consent.store import (
     StoreProblem,
 )
 
-SERVER = "sha256:" + "a" * 64
-OTHER = "sha256:" + "b" * 64
+SERVER = ServerIdentity(source="settings", server_id="files", fingerprint="sha256:" + "a" * 64)
+OTHER = ServerIdentity(source="/w/.vscode/mcp.json", server_id="web", fingerprint="sha256:" + "b" * 64)
 PROJECT = "/home/u/proj"
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX ownership and modes")
 
@@ -44,12 +45,19 @@ def write_file(storage: Path, content: bytes) -> Path:
     return path
 
 
-def valid_file(*roots: tuple[str, str, str]) -> bytes:
+def valid_file(*roots: tuple[ServerIdentity, str, str]) -> bytes:
     records = [
-        {"server": s, "path": p, "decision": d, "serverId": "srv", "updated": "2025-01-01T00:00:00Z"}
+        {
+            "source": s.source,
+            "serverId": s.server_id,
+            "fingerprint": s.fingerprint,
+            "path": p,
+            "decision": d,
+            "updated": "2025-01-01T00:00:00Z",
+        }
         for s, p, d in roots
     ]
-    return json.dumps({"version": 1, "roots": records, "trust": []}).encode()
+    return json.dumps({"version": FORMAT_VERSION, "roots": records, "trust": []}).encode()
 
 
 def corrupt_copies(storage: Path) -> list[Path]:
@@ -67,32 +75,33 @@ def test_a_store_without_a_file_allows_nothing_and_creates_nothing(storage: Path
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_a_saved_decision_survives_reopening_the_store(storage: Path, decision: PersistedDecision) -> None:
-    assert opened(storage).set_root(SERVER, PROJECT, decision, server_id="files")
+    assert opened(storage).set_root(SERVER, PROJECT, decision)
 
     record = opened(storage).root(SERVER, PROJECT)
 
     assert record is not None
-    assert (record.decision, record.server_id) == (decision, "files")
+    assert (record.decision, record.server_id, record.source) == (decision, "files", "settings")
 
 
 def test_the_file_has_the_documented_versioned_format(storage: Path) -> None:
     store = opened(storage)
-    store.set_root(SERVER, PROJECT, "allow", server_id="files")
-    store.set_trust(SERVER, True, server_id="files")
+    store.set_root(SERVER, PROJECT, "allow")
+    store.set_trust(SERVER, True)
 
     data = json.loads((storage / "consent.json").read_text())
 
-    assert data["version"] == FORMAT_VERSION
+    assert data["version"] == FORMAT_VERSION == 2
     [root] = data["roots"]
-    assert root.keys() == {"server", "path", "decision", "serverId", "updated"}
-    assert (root["server"], root["path"], root["decision"], root["serverId"]) == (
-        SERVER,
+    assert root.keys() == {"source", "serverId", "fingerprint", "path", "decision", "updated"}
+    assert (root["source"], root["serverId"], root["fingerprint"], root["path"], root["decision"]) == (
+        "settings",
+        "files",
+        SERVER.fingerprint,
         PROJECT,
         "allow",
-        "files",
     )
     [trust] = data["trust"]
-    assert trust.keys() == {"server", "trusted", "serverId", "updated"}
+    assert trust.keys() == {"source", "serverId", "fingerprint", "trusted", "updated"}
     assert trust["trusted"] is True
 
 
@@ -108,20 +117,20 @@ def test_removing_a_decision_deletes_its_record_from_the_file(storage: Path) -> 
 
 def test_repeating_the_same_decision_does_not_rewrite_the_file(storage: Path) -> None:
     store = opened(storage)
-    store.set_root(SERVER, PROJECT, "allow", server_id="files")
+    store.set_root(SERVER, PROJECT, "allow")
     before = (storage / "consent.json").stat()
 
-    assert not store.set_root(SERVER, PROJECT, "allow", server_id="files")
+    assert not store.set_root(SERVER, PROJECT, "allow")
     assert (storage / "consent.json").stat().st_ino == before.st_ino
 
 
 def test_trust_answers_round_trip_and_can_be_forgotten(storage: Path) -> None:
     store = opened(storage)
-    store.set_trust(SERVER, True, server_id="a")
-    store.set_trust(OTHER, False, server_id="b")
+    store.set_trust(SERVER, True)
+    store.set_trust(OTHER, False)
 
     reopened = opened(storage)
-    assert [(t.server, t.trusted) for t in reopened.trust_records()] == [(SERVER, True), (OTHER, False)]
+    assert [(t.server_id, t.trusted) for t in reopened.trust_records()] == [("web", False), ("files", True)]
 
     reopened.set_trust(SERVER, None)
     assert opened(storage).trust_record(SERVER) is None
@@ -194,7 +203,7 @@ def test_a_write_keeps_decisions_another_process_saved_since_this_one_read(stora
 
     mine.set_root(SERVER, PROJECT, "deny")
 
-    assert {(r.server, r.decision) for r in opened(storage).roots()} == {(OTHER, "allow"), (SERVER, "deny")}
+    assert {(r.server_id, r.decision) for r in opened(storage).roots()} == {("web", "allow"), ("files", "deny")}
 
 
 CORRUPT_FILES = {
@@ -203,10 +212,11 @@ CORRUPT_FILES = {
     "empty": b"",
     "wrong-types": json.dumps(
         {
-            "version": 1,
+            "version": 2,
             "roots": [
                 {
-                    "server": SERVER,
+                    "source": "settings",
+                    "fingerprint": SERVER.fingerprint,
                     "path": PROJECT,
                     "decision": True,
                     "serverId": 1,
@@ -294,7 +304,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path
     with pytest.raises(ConsentStoreError) as caught:
         store.load()
     assert caught.value.kind is StoreProblem.NEWER_VERSION
-    assert "version 99" in str(caught.value) and "understands version 1" in str(caught.value)
+    assert "version 99" in str(caught.value) and "understands version 2" in str(caught.value)
     assert str(path) in str(caught.value)
     assert store.blocked and store.roots() == ()
 
@@ -309,7 +319,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path
 
 
 def test_a_newer_file_replaced_by_a_valid_one_is_used_after_reload(storage: Path) -> None:
-    path = write_file(storage, b'{"version": 2}')
+    path = write_file(storage, b'{"version": 3}')
     store = ConsentStore(storage)
     with pytest.raises(ConsentStoreError):
         store.load()
@@ -401,3 +411,87 @@ def test_fixing_an_unsafe_file_and_reloading_restores_its_decisions(storage: Pat
     assert store.reload()
     assert store.problem is None
     assert store.root(SERVER, PROJECT) is not None
+
+
+def v1_file(roots: list[tuple[str, str, str, str]], trust: list[tuple[str, bool, str]] = ()) -> bytes:  # type: ignore[assignment]
+    """A consent file as host_bridge 0.1 wrote it: records keyed by fingerprint, the server id only a label."""
+    return json.dumps(
+        {
+            "version": 1,
+            "roots": [
+                {"server": fp, "path": p, "decision": d, "serverId": sid, "updated": "2025-01-01T00:00:00Z"}
+                for fp, p, d, sid in roots
+            ],
+            "trust": [
+                {"server": fp, "trusted": t, "serverId": sid, "updated": "2025-01-01T00:00:00Z"} for fp, t, sid in trust
+            ],
+        }
+    ).encode()
+
+
+def test_a_version_1_decision_binds_to_the_first_server_with_its_id_and_launch_config_and_no_other(
+    storage: Path,
+) -> None:
+    write_file(
+        storage, v1_file([(SERVER.fingerprint, PROJECT, "allow", "files")], [(SERVER.fingerprint, True, "files")])
+    )
+    store = opened(storage)
+    from_repo = ServerIdentity(source="/repo/.mcp.json", server_id="files", fingerprint=SERVER.fingerprint)
+
+    assert store.root(SERVER, PROJECT) is None, "an unbound record answers for nobody"
+    assert store.claimable(SERVER) and store.claimable(from_repo)
+    assert store.claim(SERVER)
+
+    assert store.root(SERVER, PROJECT) is not None
+    assert store.trust_record(SERVER) is not None
+    reopened = opened(storage)
+    assert not reopened.claimable(from_repo)
+    assert reopened.root(from_repo, PROJECT) is None and reopened.trust_record(from_repo) is None
+    assert json.loads((storage / "consent.json").read_text())["version"] == 2
+
+
+def test_a_version_1_decision_shared_by_several_server_ids_is_dropped_and_asked_again(
+    storage: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Version 1 keyed by fingerprint alone: whichever server answered last decided for both; keep neither."""
+    shared = SERVER.fingerprint
+    write_file(
+        storage,
+        v1_file(
+            [
+                (shared, PROJECT, "allow", "b"),
+                (shared, "/home/u/x", "deny", "a"),
+                (OTHER.fingerprint, PROJECT, "deny", "web"),
+            ]
+        ),
+    )
+    a = ServerIdentity(source="settings", server_id="a", fingerprint=shared)
+    b = ServerIdentity(source="settings", server_id="b", fingerprint=shared)
+
+    with caplog.at_level(logging.WARNING):
+        store = opened(storage)
+
+    assert not store.claimable(a) and not store.claimable(b)
+    assert store.claimable(OTHER)
+    assert "2 decision(s)" in caplog.text and "asked again" in caplog.text
+
+
+def test_a_version_1_record_without_a_server_id_is_dropped(storage: Path) -> None:
+    write_file(storage, v1_file([(SERVER.fingerprint, PROJECT, "allow", "")]))
+
+    store = opened(storage)
+
+    assert store.roots() == ()
+    assert not store.claimable(SERVER.model_copy(update={"server_id": ""}))
+
+
+def test_claiming_keeps_a_decision_the_identity_already_has(storage: Path) -> None:
+    write_file(storage, v1_file([(SERVER.fingerprint, PROJECT, "allow", "files")]))
+    store = opened(storage)
+    store.set_root(SERVER, PROJECT, "deny")
+
+    store.claim(SERVER)
+
+    record = opened(storage).root(SERVER, PROJECT)
+    assert record is not None and record.decision == "deny"
+    assert len(opened(storage).roots()) == 1

@@ -16,14 +16,18 @@ steps itself, so the product code carries no test switch.
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime
 
+from host_bridge.consent import files
+from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.lock import FileLock
-from host_bridge.consent.store import ConsentFile, ConsentStore, RootRecord
+from host_bridge.consent.schema import RootRecord, document, parse
+from host_bridge.consent.store import ConsentStore
 
-SERVER = "sha256:" + "c" * 64
-"""The fingerprint every worker grants for."""
+SERVER = ServerIdentity(source="settings", server_id="worker", fingerprint="sha256:" + "c" * 64)
+"""The server every worker grants for."""
 
 
 def say(line: str) -> None:
@@ -37,7 +41,7 @@ def grant(storage: str, worker: int, count: int) -> None:
     if sys.stdin.readline().strip() != "GO":
         return
     for i in range(count):
-        store.set_root(SERVER, f"/w{worker}/p{i}", "allow", server_id=f"worker-{worker}")
+        store.set_root(SERVER, f"/w{worker}/p{i}", "allow")
         say(f"GRANTED {i}")
     say("DONE")
 
@@ -45,15 +49,17 @@ def grant(storage: str, worker: int, count: int) -> None:
 def pause(storage: str, path: str, stage: str) -> None:
     store = ConsentStore(storage)
     with FileLock(store.lock_path):
-        current, _ = store._read_locked()  # pyright: ignore[reportPrivateUsage]
+        current = parse(store.file_path.read_bytes()).document if store.file_path.exists() else document((), ())
         record = RootRecord(
-            server=SERVER, path=path, decision="allow", server_id="pause", updated=datetime.now(UTC)
+            source=SERVER.source, server_id=SERVER.server_id, fingerprint=SERVER.fingerprint, path=path,
+            decision="allow", updated=datetime.now(UTC),
         )
-        updated = ConsentFile(version=1, roots=(*current.roots, record), trust=current.trust)
-        pending = store._write_temp(updated)  # pyright: ignore[reportPrivateUsage]
-        say(f"WRITTEN {pending.temp_path}")
+        updated = document((*current.roots, record), current.trust)
+        data = (json.dumps(updated.model_dump(mode="json", by_alias=True), indent=2) + "\n").encode()
+        temp, _ = files.write_private_temp(store.file_path, data)
+        say(f"WRITTEN {temp}")
         if stage == "committed":
-            store._commit(pending)  # pyright: ignore[reportPrivateUsage]
+            files.replace_keeping_backup(store.file_path, store.backup_path, temp)
             say("COMMITTED")
         sys.stdin.read()
 
