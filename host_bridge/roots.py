@@ -1,6 +1,6 @@
 """The roots registry: candidates × consent × accessibility → the effective roots of each server.
 
-A server's effective roots are the candidates the user allowed for that server's fingerprint that still
+A server's effective roots are the candidates the user allowed for that server's identity that still
 exist, are directories, are readable, and whose real path is still the one consented to (a retargeted
 symlink withdraws the root). :meth:`RootsRegistry.roots_for` answers at once from the last computation,
 re-checking consent at answer time so a revocation takes effect before any re-computation.
@@ -25,7 +25,8 @@ import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 
-from host_bridge.uris import UriError, parse_file_uri
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.uris import UriError, is_within, parse_file_uri
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import Candidate
 from host_bridge.workspace.watch import DirectoryWatcher
@@ -44,6 +45,47 @@ class Root(WireModel):
     """Canonical ``file://`` URI."""
     name: str | None = None
     """Display name shown to the server."""
+
+
+class VisibleThrough(WireModel):
+    """A candidate that is not shared itself but lies inside a shared folder, so the server sees it anyway."""
+
+    uri: str
+    """The candidate's canonical URI."""
+    through: str
+    """URI of the shared folder that contains it."""
+
+
+def containing(uri: str, shared: Iterable[str]) -> str | None:
+    """The nearest of the ``shared`` folder URIs that contains ``uri`` (other than ``uri`` itself), or ``None``."""
+    try:
+        path = parse_file_uri(uri)
+    except UriError:
+        return None
+    best: tuple[int, str] | None = None
+    for other in shared:
+        if other == uri:
+            continue
+        try:
+            root = parse_file_uri(other)
+        except UriError:
+            continue
+        if is_within(path, root) and (best is None or len(root) > best[0]):
+            best = (len(root), other)
+    return None if best is None else best[1]
+
+
+def visible_through(candidates: Iterable[Candidate], shared: Iterable[str]) -> tuple[VisibleThrough, ...]:
+    """Every candidate of ``candidates`` not in ``shared`` (URIs) that lies inside one of them (the nearest)."""
+    shared = tuple(shared)
+    found: list[VisibleThrough] = []
+    for candidate in candidates:
+        if candidate.uri in shared:
+            continue
+        through = containing(candidate.uri, shared)
+        if through is not None:
+            found.append(VisibleThrough(uri=candidate.uri, through=through))
+    return tuple(found)
 
 
 class Access(StrEnum):
@@ -83,8 +125,8 @@ class AccessNotice(WireModel):
 class ConsentLookup(Protocol):
     """The part of consent the registry needs."""
 
-    def is_allowed(self, fingerprint: str, path: str, /) -> bool:
-        """Whether the user allows sharing the canonical ``path`` with the server of ``fingerprint``."""
+    def is_allowed(self, identity: ServerIdentity, path: str, /) -> bool:
+        """Whether the user allows sharing the canonical ``path`` with the server ``identity``."""
         ...
 
 
@@ -137,7 +179,7 @@ class RootsRegistry:
         self,
         consent: ConsentLookup,
         *,
-        debounce: float = 0.01,
+        debounce: float = 0.0,
         check_timeout: float = 2.0,
         poll_interval: float | None = 30.0,
         checker: Callable[[Candidate], Access] = check_access,
@@ -150,8 +192,8 @@ class RootsRegistry:
         self._poll_interval = poll_interval
         self._candidates: tuple[Candidate, ...] = ()
         """Current candidates, deduplicated by canonical URI."""
-        self._servers: dict[str, str] = {}
-        """Server id → launch-config fingerprint."""
+        self._servers: dict[str, ServerIdentity] = {}
+        """Server id → its identity (where defined, id, launch fingerprint)."""
         self._access: dict[str, Access] = {}
         """Candidate URI → result of its last check (only candidates allowed for some server are checked)."""
         self._roots: dict[str, tuple[Root, ...]] = {}
@@ -167,6 +209,8 @@ class RootsRegistry:
         self._watcher = DirectoryWatcher(self._on_fs_change)
         self._tasks: anyio.abc.TaskGroup | None = None
         """The task group of :meth:`run` while it runs."""
+        self._refreshing = anyio.Lock()
+        """One re-computation at a time (:meth:`run` and callers of :meth:`refresh`)."""
 
     def subscribe(self, listener: RootsListener) -> Callable[[], None]:
         """Hear about every server whose effective roots changed; returns an unsubscribe function."""
@@ -195,10 +239,10 @@ class RootsRegistry:
         self._candidates = tuple(unique.values())
         self.invalidate()
 
-    def set_server(self, server_id: str, fingerprint: str) -> None:
-        """Add a server, or change its fingerprint (which changes what it is allowed)."""
-        if self._servers.get(server_id) != fingerprint:
-            self._servers[server_id] = fingerprint
+    def set_server(self, server_id: str, identity: ServerIdentity) -> None:
+        """Add a server, or change its identity (which changes what it is allowed)."""
+        if self._servers.get(server_id) != identity:
+            self._servers[server_id] = identity
             self._roots.setdefault(server_id, ())
             self.invalidate()
 
@@ -213,11 +257,19 @@ class RootsRegistry:
         Consent is checked again here, so a revoked folder is never answered even before the
         re-computation that announces the change has run.
         """
-        fingerprint = self._servers.get(server_id)
-        if fingerprint is None:
+        identity = self._servers.get(server_id)
+        if identity is None:
             return ()
         roots = self._roots.get(server_id, ())
-        return tuple(r for r in roots if self._allowed(fingerprint, r.uri))
+        return tuple(r for r in roots if self._allowed(identity, r.uri))
+
+    def visible_through(self, server_id: str) -> tuple[VisibleThrough, ...]:
+        """Candidates the server sees only because a folder containing them is shared with it."""
+        return visible_through(self._candidates, (root.uri for root in self.roots_for(server_id)))
+
+    def identity(self, server_id: str) -> ServerIdentity | None:
+        """The identity the server's consent is looked up under, if it is known."""
+        return self._servers.get(server_id)
 
     def invalidate(self) -> None:
         """Ask for a re-computation soon; safe to call from any thread."""
@@ -231,8 +283,12 @@ class RootsRegistry:
 
         Returns the ids of servers whose list changed; their listeners have been called.
         """
-        fingerprints = set(self._servers.values())
-        shared = [c for c in self._candidates if any(self._allowed(fp, c.uri) for fp in fingerprints)]
+        async with self._refreshing:
+            return await self._refresh()
+
+    async def _refresh(self) -> set[str]:
+        identities = list(self._servers.values())
+        shared = [c for c in self._candidates if any(self._allowed(identity, c.uri) for identity in identities)]
         checks = await self._check_all(shared)
         previous = self._access
         self._access = checks
@@ -242,11 +298,11 @@ class RootsRegistry:
         if self._watcher.watch(self._watch_set(shared)) and self._tasks is not None:
             self._tasks.start_soon(self._recheck_after, _WATCH_SETTLE)
         changed: set[str] = set()
-        for server_id, fingerprint in list(self._servers.items()):
+        for server_id, identity in list(self._servers.items()):
             roots = tuple(
                 Root(uri=c.uri, name=c.name)
                 for c in self._candidates
-                if checks.get(c.uri) is Access.OK and self._allowed(fingerprint, c.uri)
+                if checks.get(c.uri) is Access.OK and self._allowed(identity, c.uri)
             )
             if self._roots.get(server_id) != roots:
                 self._roots[server_id] = roots
@@ -291,9 +347,9 @@ class RootsRegistry:
         logger.debug("file-system change under watched folders: %s", sorted(paths))
         self._dirty.set()
 
-    def _allowed(self, fingerprint: str, uri: str) -> bool:
+    def _allowed(self, identity: ServerIdentity, uri: str) -> bool:
         try:
-            return self._consent.is_allowed(fingerprint, parse_file_uri(uri))
+            return self._consent.is_allowed(identity, parse_file_uri(uri))
         except UriError:
             return False
 

@@ -23,16 +23,20 @@ import anyio
 
 import host_bridge
 from host_bridge.cli import format_table
-from host_bridge.consent.policy import ConsentPolicy, Decision
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
+from host_bridge.core import open_core
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
 from host_bridge.hub.connection import ServerState, ServerStatus
+from host_bridge.hub.describe import PRODUCT, launch_lines, server_name
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.resources import ResourceItem, base64_size, sanitize_label
-from host_bridge.roots import Root, RootsRegistry
+from host_bridge.roots import Root, containing
 from host_bridge.storage import default_storage_dir
+from host_bridge.text import visible
 from host_bridge.uris import UriError, canonical_path, display_name, parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect
 from host_bridge.workspace.models import Candidate, WorkspaceFolder
@@ -227,10 +231,10 @@ class AnnouncingAuditLog(AuditLog):
         super().__init__(storage_dir)
         self._on_answer = on_answer
 
-    def append(self, server: str, fingerprint: str, protocol_version: str | None, roots: Sequence[Root]) -> None:
+    def append(self, identity: ServerIdentity, protocol_version: str | None, roots: Sequence[Root]) -> None:
         """Record the answer, then announce it."""
-        super().append(server, fingerprint, protocol_version, roots)
-        self._on_answer(server, roots)
+        super().append(identity, protocol_version, roots)
+        self._on_answer(identity.server_id, roots)
 
 
 @dataclass(frozen=True)
@@ -377,12 +381,6 @@ def _with_folders(candidates: Sequence[Candidate], folders: Sequence[str]) -> tu
 # Consent.
 
 
-def _command_line(server: ServerConfig) -> str:
-    if server.transport == "http":
-        return server.url or ""
-    return shlex.join([server.command or "", *server.args])
-
-
 def _ask_all(
     policy: ConsentPolicy,
     servers: Sequence[ServerConfig],
@@ -390,19 +388,34 @@ def _ask_all(
     terminal: Terminal,
     ask: Callable[[str], str],
 ) -> None:
-    """Ask about every undecided (server, folder) pair; end of input leaves the rest unshared."""
+    """Ask about every undecided (server, folder) pair; end of input leaves the rest unshared.
+
+    Each server is described once (what runs, where it is defined); a folder inside one already shared with it is
+    not asked about, since the server sees it anyway.
+    """
     try:
         for server in servers:
+            introduced = False
+            identity = server.identity
             for candidate in candidates:
                 try:
                     folder = parse_file_uri(candidate.uri)
                 except UriError:
                     continue
-                if policy.decision(server.fingerprint, folder) is not None:
+                shared = [c.uri for c in candidates if _allowed(policy, identity, c.uri)]
+                through = containing(candidate.uri, shared)
+                if through is not None and candidate.uri not in shared:
+                    terminal.warn(f"note: {visible(folder)} is visible to {server.id} through {_path(through)}, "
+                                  "which is shared with it; not asked")
                     continue
+                if policy.decision(identity, folder) is not None:
+                    continue
+                if not introduced:
+                    terminal.warn(_introduction(server))
+                    introduced = True
                 kinds = ", ".join(candidate.kinds)
                 question = (
-                    f"Share {folder} ({candidate.name}, {kinds}) with {server.id} ({_command_line(server)})? "
+                    f"  Share {visible(folder)} ({visible(candidate.name)}, {kinds}) with {server.id}? "
                     "[y]es / [s]ession / [n]o / [d]eny always: "
                 )
                 decision = _answer(question, terminal, ask)
@@ -410,6 +423,27 @@ def _ask_all(
                     _record(policy, server, folder, decision, terminal)
     except EOFError:
         terminal.warn("\nno more answers; the folders not answered are not shared")
+
+
+def _introduction(server: ServerConfig) -> str:
+    ref = server.ref()
+    lines = [f"{PRODUCT}: the MCP server {server_name(ref)} would see the folders you share with it.",
+             *(f"  {line}" for line in launch_lines(ref))]
+    return "\n".join(lines)
+
+
+def _allowed(policy: ConsentPolicy, identity: ServerIdentity, uri: str) -> bool:
+    try:
+        return policy.is_allowed(identity, parse_file_uri(uri))
+    except UriError:
+        return False
+
+
+def _path(uri: str) -> str:
+    try:
+        return visible(parse_file_uri(uri))
+    except UriError:
+        return visible(uri)
 
 
 def _answer(question: str, terminal: Terminal, ask: Callable[[str], str]) -> Decision | None:
@@ -421,16 +455,12 @@ def _answer(question: str, terminal: Terminal, ask: Callable[[str], str]) -> Dec
 
 
 def _record(policy: ConsentPolicy, server: ServerConfig, folder: str, decision: Decision, terminal: Terminal) -> None:
-    """Record ``decision``; when it cannot be saved, an allow still holds for this run and the user is told."""
-    fingerprint = server.fingerprint
+    """Record ``decision``; when it cannot be saved it still holds for this run (an allow for this run only), and
+    the user is told."""
     try:
-        policy.set(fingerprint, folder, decision, server_id=server.id)
-    except ConsentStoreError as error:
-        if decision is Decision.ALLOW:
-            policy.set(fingerprint, folder, Decision.ALLOW_SESSION, server_id=server.id)
-            terminal.warn(f"could not remember sharing {folder} with {server.id} ({error}); shared for this run only")
-        else:
-            terminal.warn(f"could not remember not to share {folder} with {server.id}: {error}")
+        policy.set(server.identity, folder, decision)
+    except DecisionNotSaved as error:
+        terminal.warn(f"warning: {error}")
 
 
 # The running hub.
@@ -439,24 +469,16 @@ def _record(policy: ConsentPolicy, server: ServerConfig, folder: str, decision: 
 async def _session(plan: _Plan, terminal: Terminal) -> int:
     options = plan.options
     events = TerminalEvents(terminal, show_logs=options.verbose or options.follow, show_changes=options.follow)
-    registry = RootsRegistry(plan.policy)
-    plan.policy.on_change(lambda _fingerprints: registry.invalidate())
-    hub = Hub(
-        plan.policy, registry, events, audit=AnnouncingAuditLog(options.storage_dir, events.roots_answered)
-    )
-    registry.set_candidates(plan.candidates)
-    hub.configure(plan.servers)
-    # Compute the roots before any server starts, so its first roots/list is already answered in full.
-    await registry.refresh()
+    audit = AnnouncingAuditLog(options.storage_dir, events.roots_answered)
     work = anyio.CancelScope()
     code = 0
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_cancel_on_interrupt, work, terminal)
-        await tasks.start(hub.run)
+    async with open_core(options.storage_dir, events, audit=audit, policy=plan.policy) as core:
+        core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
+        core.registry.set_candidates(plan.candidates)
         with work:
-            code = await _work(hub, events, options, terminal)
+            await core.hub.configure(plan.servers)
+            code = await _work(core.hub, events, options, terminal)
         events.closing = True
-        tasks.cancel_scope.cancel()
     if work.cancel_called:
         return 0 if options.follow else 130
     return code

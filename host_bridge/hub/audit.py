@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
+from host_bridge.consent.identity import ServerIdentity
 from host_bridge.roots import Root
 from host_bridge.wire import WireModel
 
@@ -25,6 +26,8 @@ class AuditEntry(WireModel):
     """When it was answered (UTC)."""
     server: str
     """Server id."""
+    source: str | None = None
+    """Where the server is defined: ``settings`` or its config file's real path (absent in older entries)."""
     fingerprint: str
     """Launch-config fingerprint the consent was checked against."""
     protocol_version: str | None
@@ -44,11 +47,11 @@ class AuditLog:
         self._lock = threading.Lock()
         self._failed = False
 
-    def append(self, server: str, fingerprint: str, protocol_version: str | None, roots: Sequence[Root]) -> None:
-        """Record one answer; a failure to write is logged once and never blocks the answer."""
+    def append(self, identity: ServerIdentity, protocol_version: str | None, roots: Sequence[Root]) -> None:
+        """Record one answer for the server ``identity``; a failure to write is logged once, never blocks the answer."""
         entry = AuditEntry(
-            time=datetime.now(UTC), server=server, fingerprint=fingerprint, protocol_version=protocol_version,
-            roots=tuple(r.uri for r in roots),
+            time=datetime.now(UTC), server=identity.server_id, source=identity.source,
+            fingerprint=identity.fingerprint, protocol_version=protocol_version, roots=tuple(r.uri for r in roots),
         )
         line = (json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n").encode()
         with self._lock:

@@ -5,15 +5,20 @@ Entries use VS Code's ``mcp.json`` ``servers`` format (``type`` stdio|http, ``co
 ``type`` optional). Variables ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${userHome}``,
 ``${env:NAME}``, ``${pathSeparator}`` and ``${/}`` are substituted. A bad entry becomes a
 :class:`ConfigProblem` naming the file, the server id and the reason; the other entries still load.
+
+Each server also gets what a person needs to judge it before it runs (:class:`ServerRef`): where it is defined,
+the executable its command resolves to with its own ``PATH`` and working directory, the names of its environment
+variables (with the values of those that change what runs, such as ``PATH``), its ``envFile``, the names of the
+user's environment variables it reads, and its header names. Secret values are never part of it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -21,12 +26,11 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
+from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
 from host_bridge.hub.jsonc import JsoncError, loads_jsonc
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.wire import WireModel
 
-SETTINGS_SOURCE = "settings"
-"""``source`` of servers that come from the editor's settings (initializationOptions)."""
 MAX_CONFIG_BYTES = 1 << 20
 """Config files larger than this are refused (they are hand-written and small)."""
 
@@ -34,8 +38,33 @@ _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _SERVER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,127}$")
 
 
+RUN_CHANGING_VARIABLES = frozenset({
+    "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONHOME",
+    "PYTHONINSPECT", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BASH_ENV", "ENV",
+    "NPM_CONFIG_PREFIX", "GIT_EXEC_PATH",
+})
+"""Environment variables besides ``*PATH`` whose value decides which code runs; prompts show their values."""
+
+
+def shows_value(name: str) -> bool:
+    """Whether a prompt shows the value of environment variable ``name`` (it decides which code runs)."""
+    return name.upper().endswith("PATH") or name.upper() in RUN_CHANGING_VARIABLES
+
+
+class EnvVar(WireModel):
+    """One environment variable a server is given, as a prompt shows it."""
+
+    name: str
+    """Its name."""
+    value: str | None = None
+    """Its value, only for variables that decide which code runs (``PATH``, ``PYTHONPATH``, ``NODE_OPTIONS`` …);
+    other values may be secrets and are never shown."""
+    from_env_file: bool = False
+    """It comes from the server's ``envFile``."""
+
+
 class ServerRef(WireModel):
-    """What the editor is shown of a server (DESIGN.md ``ServerRef``); never env values or headers."""
+    """What the editor is shown of a server (DESIGN.md ``ServerRef``); never secret values."""
 
     id: str
     """Unique id (the key in the config's ``servers`` map)."""
@@ -46,11 +75,29 @@ class ServerRef(WireModel):
     transport: Literal["stdio", "http"]
     """How it is reached."""
     command: str | None = None
-    """Executable of a stdio server."""
+    """Command of a stdio server, as written in its config."""
     args: tuple[str, ...] | None = None
     """Arguments of a stdio server."""
     url: str | None = None
     """Endpoint of an http server."""
+    identity: str = ""
+    """Opaque key of the server identity (where defined, id, launch fingerprint) that consent and trust belong to;
+    two servers with the same command line have different identities."""
+    workspace_defined: bool = False
+    """Defined by a file inside a workspace folder, so it runs only once the user trusts it."""
+    executable: str | None = None
+    """Absolute path the command resolves to with the server's own ``PATH`` and working directory (stdio);
+    absent when it resolves to nothing."""
+    cwd: str | None = None
+    """Working directory of a stdio server."""
+    env: tuple[EnvVar, ...] = ()
+    """Environment variables its config sets (names; values only where they decide which code runs)."""
+    env_file: str | None = None
+    """The ``envFile`` its environment is read from."""
+    env_references: tuple[str, ...] = ()
+    """Names of *your* environment variables its config reads (``${env:NAME}``): their values go to the server."""
+    header_names: tuple[str, ...] = ()
+    """Names of the HTTP headers sent to an http server (values may be secrets and are never shown)."""
 
 
 class ServerConfig(WireModel):
@@ -78,8 +125,19 @@ class ServerConfig(WireModel):
     """HTTP headers (http)."""
     workspace_defined: bool = False
     """Defined by a file inside a workspace folder: needs the user's trust before its first start."""
+    origin: str = SETTINGS_SOURCE
+    """Where it is defined, for its identity: ``settings``, or the real path of its config file."""
+    executable: str | None = None
+    """What :attr:`command` resolves to (see :attr:`ServerRef.executable`)."""
+    env_file: str | None = None
+    """The ``envFile`` (absolute path) its environment was read from."""
+    env_file_names: frozenset[str] = frozenset()
+    """Names in :attr:`env` that came from :attr:`env_file`."""
+    env_references: tuple[str, ...] = ()
+    """Names of the user's environment variables its config reads."""
 
-    @cached_property
+    # Properties, not cached: a config copied with other fields must never keep the old fingerprint.
+    @property
     def launch(self) -> LaunchSpec:
         """The launch fields that consent is keyed on."""
         return LaunchSpec(
@@ -87,19 +145,34 @@ class ServerConfig(WireModel):
             url=self.url, headers=self.headers,
         )
 
-    @cached_property
+    @property
     def fingerprint(self) -> str:
         """Hash of :attr:`launch`; a changed launch config means new consent."""
         return fingerprint(self.launch)
 
+    @property
+    def identity(self) -> ServerIdentity:
+        """Who its consent and trust belong to: (where defined, id, launch fingerprint)."""
+        return ServerIdentity(source=self.origin, server_id=self.id, fingerprint=self.fingerprint)
+
     def ref(self) -> ServerRef:
         """The editor-facing description."""
-        if self.transport == "stdio":
-            return ServerRef(
-                id=self.id, label=self.label, source=self.source, transport="stdio", command=self.command,
-                args=self.args,
-            )
-        return ServerRef(id=self.id, label=self.label, source=self.source, transport="http", url=self.url)
+        ref = ServerRef(
+            id=self.id, label=self.label, source=self.source, transport=self.transport, identity=self.identity.key,
+            workspace_defined=self.workspace_defined, env_references=self.env_references,
+        )
+        if self.transport == "http":
+            return ref.model_copy(update={"url": self.url, "header_names": tuple(sorted(self.headers))})
+        env = tuple(
+            EnvVar(name=name, value=value if shows_value(name) else None, from_env_file=name in self.env_file_names)
+            for name, value in sorted(self.env.items())
+        )
+        return ref.model_copy(
+            update={
+                "command": self.command, "args": self.args, "executable": self.executable, "cwd": self.cwd,
+                "env": env, "env_file": self.env_file,
+            }
+        )
 
 
 class ConfigProblem(WireModel):
@@ -161,6 +234,10 @@ class _Context:
     folder: str | None
     environ: Mapping[str, str]
     home: str
+    origin: str = SETTINGS_SOURCE
+    """The identity source of its servers: ``settings`` or the config file's real path."""
+    references: set[str] = field(default_factory=set[str])
+    """``${env:NAME}`` names read while resolving the current entry."""
 
 
 class _EntryError(ValueError):
@@ -207,12 +284,12 @@ def load_servers(
         add(settings.items(), SETTINGS_SOURCE, _Context(folders[0] if folders else None, env, home_dir), False)
     if read_workspace:
         for folder in folders:
-            context = _Context(folder, env, home_dir)
             for relative, key in ((".vscode/mcp.json", "servers"), (".mcp.json", "mcpServers")):
                 path = os.path.join(folder, relative)
                 entries = _read_file(path, key, problems)
                 if entries is not None:
-                    add(entries.items(), path_to_uri(path), context, True)
+                    file_context = _Context(folder, env, home_dir, origin=os.path.realpath(path))
+                    add(entries.items(), path_to_uri(path), file_context, True)
     return ServerSet(servers=tuple(servers.values()), problems=tuple(problems))
 
 
@@ -258,6 +335,7 @@ def _resolve(server_id: str, raw: Any, source: str, context: _Context, workspace
         where = ".".join(str(p) for p in first["loc"])
         raise _EntryError(f"field {where!r}: {first['msg']}") from None
     kind = (entry.type or ("http" if entry.url and not entry.command else "stdio")).lower()
+    context.references.clear()
     if kind == "stdio":
         return _stdio(server_id, entry, source, context, workspace)
     if kind in ("http", "streamable-http", "streamablehttp"):
@@ -271,20 +349,45 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
     if not entry.command:
         raise _EntryError("a stdio server needs a \"command\"")
     env: dict[str, str] = {}
+    env_file: str | None = None
+    from_file: set[str] = set()
     if entry.env_file:
-        env.update(_read_env_file(_expand(entry.env_file, context), context))
+        env_file = _absolute_env_file(_expand(entry.env_file, context), context)
+        env.update(_read_env_file(env_file))
+        from_file.update(env)
     for name, value in entry.env.items():
         if value is not None:
             env[name] = _expand(_scalar(value), context)
+            from_file.discard(name)
     cwd = _expand(entry.cwd, context) if entry.cwd else (context.folder if workspace else None)
     if cwd is not None and not os.path.isabs(cwd):
         base = context.folder or context.home
         cwd = os.path.normpath(os.path.join(base, cwd))
+    command = _expand(entry.command, context)
+    args = tuple(_expand(_scalar(a), context) for a in entry.args)
     return ServerConfig(
-        id=server_id, label=server_id, source=source, transport="stdio",
-        command=_expand(entry.command, context), args=tuple(_expand(_scalar(a), context) for a in entry.args),
-        env=env, cwd=cwd, workspace_defined=workspace,
+        id=server_id, label=server_id, source=source, transport="stdio", command=command, args=args, env=env,
+        cwd=cwd, workspace_defined=workspace, origin=context.origin,
+        executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), cwd),
+        env_file=env_file, env_file_names=frozenset(from_file), env_references=tuple(sorted(context.references)),
     )
+
+
+def resolve_executable(command: str, path: str | None, cwd: str | None) -> str | None:
+    """The absolute path ``command`` runs as for a child with ``PATH`` ``path`` started in ``cwd``, or ``None``.
+
+    As the operating system does for the child: a command with a directory part is taken relative to ``cwd``;
+    otherwise each ``PATH`` entry is searched in order, relative entries (``.``, ``bin``) taken relative to ``cwd``.
+    """
+    base = cwd or os.getcwd()
+    if os.path.dirname(command):
+        candidate = os.path.normpath(os.path.join(base, command))
+        return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+    directories = [
+        entry if os.path.isabs(entry) else os.path.normpath(os.path.join(base, entry or "."))
+        for entry in (path if path is not None else os.defpath).split(os.pathsep)
+    ]
+    return shutil.which(command, path=os.pathsep.join(directories))
 
 
 def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
@@ -297,7 +400,7 @@ def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspa
     headers = {name: _expand(value, context) for name, value in entry.headers.items()}
     return ServerConfig(
         id=server_id, label=server_id, source=source, transport="http", url=url, headers=headers,
-        workspace_defined=workspace,
+        workspace_defined=workspace, origin=context.origin, env_references=tuple(sorted(context.references)),
     )
 
 
@@ -319,6 +422,7 @@ def _expand(text: str, context: _Context) -> str:
         if name in ("pathSeparator", "/"):
             return os.sep
         if name.startswith("env:"):
+            context.references.add(name[4:])
             return context.environ.get(name[4:], "")
         if name.startswith("input:"):
             raise _EntryError(f"${{{name}}} asks for input, which host_bridge cannot prompt for; "
@@ -330,9 +434,11 @@ def _expand(text: str, context: _Context) -> str:
     return _VARIABLE.sub(replace, text)
 
 
-def _read_env_file(path: str, context: _Context) -> dict[str, str]:
-    if not os.path.isabs(path):
-        path = os.path.join(context.folder or context.home, path)
+def _absolute_env_file(path: str, context: _Context) -> str:
+    return path if os.path.isabs(path) else os.path.normpath(os.path.join(context.folder or context.home, path))
+
+
+def _read_env_file(path: str) -> dict[str, str]:
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read(MAX_CONFIG_BYTES).splitlines()
@@ -372,7 +478,10 @@ def load_config_file(
     if os.path.basename(folder) == ".vscode":
         folder = os.path.dirname(folder)
     context = _Context(
-        folder, dict(os.environ if environ is None else environ), home if home is not None else str(Path.home())
+        folder,
+        dict(os.environ if environ is None else environ),
+        home if home is not None else str(Path.home()),
+        origin=os.path.realpath(absolute),
     )
     servers: list[ServerConfig] = []
     for server_id, raw in (entries or {}).items():

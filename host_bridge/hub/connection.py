@@ -36,7 +36,7 @@ from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig, ServerRef
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
-from host_bridge.roots import Root
+from host_bridge.roots import Root, VisibleThrough
 from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
@@ -88,6 +88,8 @@ class ServerStatus(ServerRef):
     """Its resource capabilities; absent when it has none."""
     shared_roots: tuple[SharedRoot, ...] = ()
     """The folders it may see now."""
+    visible_through: tuple[VisibleThrough, ...] = ()
+    """Candidate folders not shared themselves that it sees anyway, inside a shared folder."""
     last_error: str | None = None
     """Why it last failed, in words a person can act on."""
 
@@ -199,8 +201,8 @@ class ServerConnection:
             raise ServerNotRunningError(self.id, self.state.value, self.last_error)
         return self._client
 
-    def status(self, shared: Sequence[Root]) -> ServerStatus:
-        """The editor-facing status, with ``shared`` as the folders it may see."""
+    def status(self, shared: Sequence[Root], visible: Sequence[VisibleThrough] = ()) -> ServerStatus:
+        """The editor-facing status, with ``shared`` as the folders it may see (and ``visible`` inside them)."""
         resources = self.capabilities.resources if self.capabilities else None
         return ServerStatus(
             **self.config.ref().model_dump(),
@@ -215,6 +217,7 @@ class ServerConnection:
             if resources
             else None,
             shared_roots=tuple(SharedRoot(uri=r.uri, name=r.name) for r in shared),
+            visible_through=tuple(visible),
             last_error=self.last_error,
         )
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPError
 
@@ -84,15 +85,27 @@ class Hub:
 
     # Configuration and lifecycle.
 
-    def configure(self, servers: Sequence[ServerConfig]) -> None:
-        """Apply a new set of server configs: start new ones, stop removed ones, restart changed ones."""
+    async def configure(self, servers: Sequence[ServerConfig]) -> None:
+        """Apply a new set of server configs: start new ones, stop removed ones, restart changed ones.
+
+        A server whose identity changed (where it is defined, or its launch configuration) is a new server: the old
+        one is stopped, and the new one asks for trust and consent again. Every new server's roots are computed
+        before it starts, so its first ``roots/list`` is answered in full.
+        """
         wanted = {config.id: config for config in servers}
         for server_id in list(self._connections):
             current = self._connections[server_id]
-            if server_id not in wanted or wanted[server_id].fingerprint != current.config.fingerprint:
+            if server_id not in wanted or wanted[server_id].identity != current.config.identity:
                 self._remove(server_id)
-        for server_id, config in wanted.items():
-            if server_id not in self._connections:
+        added = [config for server_id, config in wanted.items() if server_id not in self._connections]
+        for config in added:
+            if self.policy.store.claimable(config.identity):
+                await anyio.to_thread.run_sync(self.policy.claim, config.identity)
+            self.registry.set_server(config.id, config.identity)
+        if added:
+            await self.registry.refresh()
+        for config in added:
+            if config.id not in self._connections:
                 self._add(config)
         self._connections = {sid: self._connections[sid] for sid in wanted if sid in self._connections}
 
@@ -113,9 +126,22 @@ class Hub:
         return [self._status(c) for c in self._connections.values()]
 
     def trust(self, server_id: str, trusted: bool) -> None:
-        """Record the user's trust in a workspace-defined server and start (or keep stopped) accordingly."""
+        """Record the user's trust in a workspace-defined server and start (or keep stopped) accordingly.
+
+        Raises :class:`host_bridge.consent.policy.DecisionNotSaved` when the answer holds for this session only.
+        """
+        try:
+            self.save_trust(server_id, trusted)
+        finally:
+            self.apply_trust(server_id, trusted)
+
+    def save_trust(self, server_id: str, trusted: bool) -> None:
+        """The saving half of :meth:`trust` (may wait for the store's lock: call it from a worker thread)."""
+        self.policy.set_trust(self.connection(server_id).config.identity, trusted)
+
+    def apply_trust(self, server_id: str, trusted: bool) -> None:
+        """The starting half of :meth:`trust`, on the event loop: start the server, or keep it stopped."""
         connection = self.connection(server_id)
-        self.policy.set_trust(connection.config.fingerprint, trusted, server_id=server_id)
         if trusted and connection.state in (ServerState.AWAITING_TRUST, ServerState.STOPPED):
             if connection not in self._running:
                 self._start(connection)
@@ -195,7 +221,7 @@ class Hub:
     def roots_answered(self, connection: ServerConnection, roots: Sequence[Root]) -> None:
         """Audit a ``roots/list`` answer."""
         if self._audit is not None:
-            self._audit.append(connection.id, connection.config.fingerprint, connection.protocol_version, roots)
+            self._audit.append(connection.config.identity, connection.protocol_version, roots)
 
     def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
         """Hand resource notifications to the broker."""
@@ -218,10 +244,12 @@ class Hub:
         self._set_state(connection, ServerState.STOPPED)
 
     def _status(self, connection: ServerConnection) -> ServerStatus:
-        return connection.status(self.registry.roots_for(connection.id))
+        return connection.status(
+            self.registry.roots_for(connection.id), self.registry.visible_through(connection.id)
+        )
 
     def _needs_trust(self, connection: ServerConnection) -> bool:
-        return connection.config.workspace_defined and self.policy.trusted(connection.config.fingerprint) is not True
+        return connection.config.workspace_defined and self.policy.trusted(connection.config.identity) is not True
 
     def _new_connection(self, config: ServerConfig) -> ServerConnection:
         return ServerConnection(
@@ -233,9 +261,8 @@ class Hub:
 
     def _add(self, config: ServerConfig) -> None:
         connection = self._connections[config.id] = self._new_connection(config)
-        self.registry.set_server(config.id, config.fingerprint)
         if self._needs_trust(connection):
-            if self.policy.trusted(config.fingerprint) is False:
+            if self.policy.trusted(config.identity) is False:
                 self._hold_untrusted(connection)
             else:
                 self._set_state(connection, ServerState.AWAITING_TRUST)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, cast
 from pydantic import Field, ValidationError
 
 from host_bridge.hub.config import ServerRef
+from host_bridge.roots import VisibleThrough
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import Candidate
 
@@ -159,11 +160,26 @@ class SetConsentParams(WireModel):
     """``hostBridge/setConsent`` params."""
 
     server: str
-    """Server id."""
+    """Server id in this sidecar; the decision is recorded for that server's identity (where it is defined, its
+    id, its launch configuration), so another server with the same command line is not affected."""
     uri: str
     """``file://`` URI of the folder."""
     decision: Literal["allow", "allowSession", "deny", "forget"]
     """The user's decision; ``forget`` removes the record (the folder may be asked about again)."""
+
+
+class SetConsentResult(WireModel):
+    """``hostBridge/setConsent`` result: whether the decision was saved, and what the user should know."""
+
+    saved: bool
+    """The decision was written to the consent store (``allowSession`` is never written and reports ``true``)."""
+    applied: Literal["allow", "allowSession", "deny", "none"]
+    """What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow
+    holds for this session only; ``none`` means undecided (not shared)."""
+    visible_through: str | None = None
+    """URI of a shared folder containing this one: the server still sees it through that folder."""
+    message: str | None = None
+    """A sentence for the user when the decision was not saved or the folder stays visible through its parent."""
 
 
 class AskConsentParams(WireModel):
@@ -172,9 +188,11 @@ class AskConsentParams(WireModel):
     server: ServerRef
     """The server asking."""
     roots: tuple[Candidate, ...]
-    """Folders without a decision for this server."""
+    """Folders without a decision for this server (folders it already sees through a shared one are not asked)."""
     trust_required: bool
     """The server is defined by a workspace file and is started only if the user trusts it."""
+    visible_through: tuple[VisibleThrough, ...] = ()
+    """Candidate folders the server already sees because a folder containing them is shared with it."""
 
 
 class RootDecision(WireModel):

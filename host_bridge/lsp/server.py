@@ -16,7 +16,6 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import wraps
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, ParamSpec, TypeVar, cast
 
@@ -49,15 +48,11 @@ from host_bridge.lsp.frame_writer import frame_pieces
 from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
 
 if TYPE_CHECKING:
-    import anyio.abc
-
-    from host_bridge.consent.policy import ConsentPolicy
+    from host_bridge.core import Core
     from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.hub import Hub
     from host_bridge.lsp.features.consent import ConsentPrompts
     from host_bridge.lsp.features.workspace import WorkspaceSync
     from host_bridge.lsp.protocol import InitializationOptions
-    from host_bridge.roots import RootsRegistry
     from host_bridge.wire import WireModel
     from host_bridge.workspace.models import WorkspaceFolder
 
@@ -74,20 +69,6 @@ READY_TIMEOUT = 60.0
 """Seconds a request waits for the core's first start (detection and server configs) before failing."""
 STOP_TIMEOUT = 4.0
 """Seconds the core gets to stop every MCP server when the editor goes away."""
-
-
-@dataclass(frozen=True)
-class Core:
-    """The core objects, created once the editor is ``initialized``."""
-
-    policy: ConsentPolicy
-    """The user's consent."""
-    registry: RootsRegistry
-    """Effective roots per server."""
-    hub: Hub
-    """Every MCP server."""
-    tasks: anyio.abc.TaskGroup
-    """The core's task group; background work of features runs here."""
 
 
 def raw_json_converter() -> cattrs.Converter:
@@ -263,22 +244,22 @@ class HostBridgeServer(LanguageServer):
 
     # Core lifetime.
 
-    def start_core(
-        self, build: Callable[[anyio.abc.TaskGroup], Core], *starters: Callable[[Core], Awaitable[None]]
-    ) -> None:
-        """Build the core in a long-lived task on this loop and run ``starters`` inside its task group."""
-
-        import anyio
+    def start_core(self, *starters: Callable[[Core], Awaitable[None]]) -> None:
+        """Open the core (:func:`host_bridge.core.open_core`) in a long-lived task on this loop, then run
+        ``starters`` with it; it stays open until :meth:`stop_core`."""
 
         async def own() -> None:
+            from host_bridge.core import open_core
+            from host_bridge.lsp import protocol
+            from host_bridge.storage import default_storage_dir
+
+            protocol.resolve_hub_models()
             try:
-                async with anyio.create_task_group() as tasks:
-                    core = self.core = build(tasks)
-                    await tasks.start(core.hub.run)
+                async with open_core(self.options.storage_dir or default_storage_dir(), self) as core:
+                    self.core = core
                     for starter in starters:
                         await starter(core)
                     await self._stop.wait()
-                    tasks.cancel_scope.cancel()
             finally:
                 self.ready.set()
 

@@ -67,7 +67,7 @@ def _messages() -> tuple[list[Message], list[type[BaseModel]]]:
         Message(methods.READ_RESOURCE, p.ReadResourceParams, ReadResult, True, False),
         Message(methods.SUBSCRIBE, p.SubscriptionParams, None, True, False),
         Message(methods.UNSUBSCRIBE, p.SubscriptionParams, None, True, False),
-        Message(methods.SET_CONSENT, p.SetConsentParams, None, True, False),
+        Message(methods.SET_CONSENT, p.SetConsentParams, p.SetConsentResult, True, False),
         Message(methods.RESTART_SERVER, p.ServerParams, None, True, False),
         Message(methods.ASK_CONSENT, p.AskConsentParams, p.AskConsentResult, True, True),
         Message(methods.SERVER_CHANGED, ServerStatus, None, False, True),

@@ -253,7 +253,7 @@ def test_example_asks_consent_and_opens_a_paged_resource(nvim: str, tmp_path: Pa
 """,
     )
     assert result["running"] is True, result
-    assert len(result["prompts"]) >= 1 and "Share these folders" in result["prompts"][0]
+    assert len(result["prompts"]) >= 1 and "MCP Host Bridge: share with the MCP server 'res'" in result["prompts"][0]
     # 25 resources in pages of 10: the picker followed nextCursor to the end.
     assert len(result["offered"]) == 25, result
     assert "res  Resource 24  test://res/24" in result["offered"]

@@ -112,13 +112,20 @@ async def test_without_consent_ui_a_message_request_answered_deny_shares_nothing
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     first, second = folders
-    client.message_answer = "Deny"
+    client.message_answer = "Deny all 2"
     await client.start_session([first, second], options(tmp_path, {"fs": peer_server("server-filesystem")}))
 
     await client.until(lambda: len(client.message_requests) == 1 and state_of(client, "fs") == "running")
     (request,) = client.message_requests
-    assert [a.title for a in request.actions or []] == ["Allow", "Allow for this session", "Deny"]
-    assert str(first) in request.message and str(second) in request.message
+    assert [a.title for a in request.actions or []] == [
+        "Allow all 2 folders",
+        "Allow all 2 for this session",
+        "Deny all 2",
+        "Ask about each folder",
+    ], "one click never shares several folders unless its title says so"
+    assert request.message.startswith("MCP Host Bridge: share with the MCP server 'fs' these 2 folders?")
+    assert f"(1) {first}" in request.message and f"(2) {second}" in request.message
+    assert "server-filesystem" in request.message and "Defined in: your settings" in request.message
     assert request.type == types.MessageType.Info
 
     await client.request("hostBridge/restartServer", {"server": "fs"})
@@ -267,7 +274,7 @@ async def test_an_error_answer_is_not_reported_as_a_failure_in_the_editors_log(
 
 
 @pytest.mark.asyncio
-async def test_a_decision_that_cannot_be_saved_is_an_error_in_the_editors_log(
+async def test_an_allow_that_cannot_be_saved_holds_for_the_session_and_the_user_is_told(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     storage = tmp_path / "storage"
@@ -277,11 +284,13 @@ async def test_a_decision_that_cannot_be_saved_is_an_error_in_the_editors_log(
     await client.start_session([folders[0]], options(tmp_path, {"fs": peer_server("server-filesystem")}))
     await client.until(lambda: state_of(client, "fs") == "running")
 
-    with pytest.raises(JsonRpcException) as failed:
-        await client.request(
-            "hostBridge/setConsent", {"server": "fs", "uri": folder_uri(folders[0]), "decision": "allow"}
-        )
-    assert failed.value.code == -32603 and "could not be saved" in failed.value.message
-    await client.request("hostBridge/status", {})
-    errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
-    assert any("could not be saved" in message for message in errors), errors
+    result = await client.request(
+        "hostBridge/setConsent", {"server": "fs", "uri": folder_uri(folders[0]), "decision": "allow"}
+    )
+
+    assert (result["saved"], result["applied"]) == (False, "allowSession")
+    assert "could not be saved" in result["message"] and "for this session only" in result["message"]
+    await client.until(lambda: len(client.logs(UPDATED)) >= 1)
+    shown = [m.message for m in client.messages if m.type == types.MessageType.Warning]
+    assert any("for this session only" in message and "symbolic link" in message for message in shown), shown
+    assert (tmp_path / "elsewhere.json").read_text() == "{}"

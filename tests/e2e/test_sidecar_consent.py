@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
     first, second = folders
-    client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
+    client.answer_message = answer_by_action({TRUST: TRUST, "Allow all 2 folders": "Allow all 2 folders"})
     record = await start_with_workspace_server(client, tmp_path, first, second)
 
     both = sorted([folder_uri(first), folder_uri(second)])
@@ -69,10 +70,42 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     assert all(sorted(a) in ([], both) for a in answers), answers
     trust, folders_prompt = client.message_requests
     assert [a.title for a in trust.actions or []] == [TRUST, DONT_TRUST]
-    assert "'rec'" in trust.message and ".vscode/mcp.json" in trust.message
-    assert [a.title for a in folders_prompt.actions or []] == ["Allow", "Allow for this session", "Deny"]
+    assert trust.message.startswith("MCP Host Bridge: a workspace file defines the MCP server 'rec'")
+    assert ".vscode/mcp.json" in trust.message and f"Runs: {sys.executable} " in trust.message
+    assert f"Working directory: {first}" in trust.message
+    assert [a.title for a in folders_prompt.actions or []][:3] == [
+        "Allow all 2 folders",
+        "Allow all 2 for this session",
+        "Deny all 2",
+    ]
     assert str(first) in folders_prompt.message and str(second) in folders_prompt.message
     assert states(client, "rec")[0] == "awaitingTrust"
+
+
+@pytest.mark.asyncio
+async def test_asking_about_each_folder_through_message_requests_shares_only_the_one_allowed(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, second = folders
+
+    def answer(params: types.ShowMessageRequestParams) -> str | None:
+        titles = [action.title for action in params.actions or []]
+        if TRUST in titles:
+            return TRUST
+        if "Ask about each folder" in titles:
+            return "Ask about each folder"
+        return "Allow" if f"the folder {first}" in params.message else "Deny"
+
+    client.answer_message = answer
+    record = await start_with_workspace_server(client, tmp_path, first, second)
+
+    await until_recorded(record, lambda answers: [folder_uri(first)] in answers)
+    await client.until(lambda: len(client.message_requests) == 4)
+    each = client.message_requests[2:]
+    assert ["folder 1 of 2" in each[0].message, "folder 2 of 2" in each[1].message] == [True, True]
+    assert [a.title for a in each[0].actions or []] == ["Allow", "Allow for this session", "Deny"]
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(first)]
 
 
 @pytest.mark.asyncio

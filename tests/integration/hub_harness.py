@@ -13,8 +13,7 @@ from typing import Any
 import anyio
 
 from host_bridge.consent.policy import ConsentPolicy, Decision
-from host_bridge.consent.store import ConsentStore
-from host_bridge.hub.audit import AuditLog
+from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import ServerConfig, load_servers
 from host_bridge.hub.connection import ConnectionSettings, ServerStatus
 from host_bridge.hub.hub import Hub
@@ -117,12 +116,12 @@ class Harness:
     storage: Path
 
     def allow(self, server_id: str, folder: Path, decision: Decision = Decision.ALLOW) -> None:
-        fingerprint = self.hub.connection(server_id).config.fingerprint
-        self.policy.set(fingerprint, canonical_path(folder), decision, server_id=server_id)
+        identity = self.hub.connection(server_id).config.identity
+        self.policy.set(identity, canonical_path(folder), decision)
 
     def forget(self, server_id: str, folder: Path) -> None:
-        fingerprint = self.hub.connection(server_id).config.fingerprint
-        self.policy.forget(fingerprint, canonical_path(folder))
+        identity = self.hub.connection(server_id).config.identity
+        self.policy.forget(identity, canonical_path(folder))
 
     def state(self, server_id: str) -> str:
         return self.hub.connection(server_id).state.value
@@ -140,26 +139,14 @@ async def running_hub(
     connection_settings: ConnectionSettings | None = None,
     resource_settings: ResourceSettings | None = None,
 ) -> AsyncIterator[Harness]:
-    """Start a hub with real consent storage; stops every server on exit."""
-    store = ConsentStore(str(storage))
-    store.load()
-    policy = ConsentPolicy(store)
-    registry = RootsRegistry(policy, debounce=0.02, poll_interval=None)
-    policy.on_change(lambda _fingerprints: registry.invalidate())
+    """Start the core (as every host does) with real consent storage; stops every server on exit."""
     recorder = Recorder()
-    hub = Hub(
-        policy,
-        registry,
-        recorder,
-        audit=AuditLog(str(storage)),
-        connection_settings=connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20),
-        resource_settings=resource_settings,
+    settings = CoreSettings(
+        connection=connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20),
+        resources=resource_settings or ResourceSettings(),
+        roots_poll_interval=None,
     )
-    registry.set_candidates(candidates)
-    hub.configure(servers)
-    async with anyio.create_task_group() as tasks:
-        await tasks.start(hub.run)
-        try:
-            yield Harness(hub, policy, registry, recorder, storage)
-        finally:
-            tasks.cancel_scope.cancel()
+    async with open_core(storage, recorder, settings=settings) as core:
+        core.registry.set_candidates(candidates)
+        await core.hub.configure(servers)
+        yield Harness(core.hub, core.policy, core.registry, recorder, storage)

@@ -258,7 +258,7 @@ def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_r
     try:
         for _ in range(2):
             question = transcript.expect("[d]eny always: ")
-            assert " with rec (" in question
+            assert question.rstrip().endswith("with rec? [y]es / [s]ession / [n]o / [d]eny always:")
             os.write(master, b"y\r" if f"Share {canonical_path(yes)} (" in question else b"n\r")
         transcript.expect(f"[rec] roots/list answered: {canonical_path(yes)} (")
         os.write(master, b"\x03")
@@ -267,10 +267,13 @@ def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_r
         os.close(master)
 
     assert code == 0, transcript.text
+    assert transcript.text.count("MCP Host Bridge: the MCP server 'rec' would see the folders you share") == 1
+    assert "Defined in: your settings" in transcript.text
+    assert f"Runs: {sys.executable} " in transcript.text
     answers = recorded_roots(record)
     assert answers and all(roots == [uri_of(yes)] for roots in answers), answers
-    assert [(r["path"], r["decision"], r["serverId"]) for r in consent_roots(storage)] == [
-        (canonical_path(yes), "allow", "rec")
+    assert [(r["path"], r["decision"], r["serverId"], r["source"]) for r in consent_roots(storage)] == [
+        (canonical_path(yes), "allow", "rec", "settings")
     ]
 
 

@@ -53,8 +53,10 @@ def test_a_vscode_mcp_json_server_is_loaded_with_variables_substituted(tmp_path:
     assert remote.headers == {"Authorization": "Bearer t0k"}
     assert remote.ref().to_wire() == {
         "id": "remote", "label": "remote", "source": remote.source, "transport": "http",
-        "url": "https://mcp.example.com/acme",
+        "url": "https://mcp.example.com/acme", "identity": remote.identity.key, "workspaceDefined": True,
+        "env": [], "envReferences": ["MY_TOKEN", "TENANT"], "headerNames": ["Authorization"],
     }
+    assert "t0k" not in json.dumps(remote.ref().to_wire()) + json.dumps(fs.ref().to_wire())
 
 
 def test_a_claude_mcp_json_server_without_type_is_stdio_or_http_by_its_fields(tmp_path: Path) -> None:

@@ -7,10 +7,12 @@ import { NotificationType, RequestType } from "vscode-jsonrpc";
 export interface AskConsentParams {
   /** The server asking. */
   server: ServerRef;
-  /** Folders without a decision for this server. */
+  /** Folders without a decision for this server (folders it already sees through a shared one are not asked). */
   roots: Candidate[];
   /** The server is defined by a workspace file and is started only if the user trusts it. */
   trustRequired: boolean;
+  /** Candidate folders the server already sees because a folder containing them is shared with it. */
+  visibleThrough: VisibleThrough[];
 }
 
 /** `hostBridge/askConsent` result; a root missing from `decisions` is *not allowed*. */
@@ -71,6 +73,16 @@ export interface Content {
   text?: string;
   /** Binary content, base64 as the server sent it (validated). */
   blob?: string;
+}
+
+/** One environment variable a server is given, as a prompt shows it. */
+export interface EnvVar {
+  /** Its name. */
+  name: string;
+  /** Its value, only for variables that decide which code runs (`PATH`, `PYTHONPATH`, `NODE_OPTIONS` …); other values may be secrets and are never shown. */
+  value?: string;
+  /** It comes from the server's `envFile`. */
+  fromEnvFile: boolean;
 }
 
 /** `initializationOptions` of `initialize`; every field is optional and defaulted. */
@@ -197,7 +209,7 @@ export interface ServerParams {
   server: string;
 }
 
-/** What the editor is shown of a server (DESIGN.md `ServerRef`); never env values or headers. */
+/** What the editor is shown of a server (DESIGN.md `ServerRef`); never secret values. */
 export interface ServerRef {
   /** Unique id (the key in the config's `servers` map). */
   id: string;
@@ -207,12 +219,28 @@ export interface ServerRef {
   source: string;
   /** How it is reached. */
   transport: "stdio" | "http";
-  /** Executable of a stdio server. */
+  /** Command of a stdio server, as written in its config. */
   command?: string;
   /** Arguments of a stdio server. */
   args?: string[];
   /** Endpoint of an http server. */
   url?: string;
+  /** Opaque key of the server identity (where defined, id, launch fingerprint) that consent and trust belong to; two servers with the same command line have different identities. */
+  identity: string;
+  /** Defined by a file inside a workspace folder, so it runs only once the user trusts it. */
+  workspaceDefined: boolean;
+  /** Absolute path the command resolves to with the server's own `PATH` and working directory (stdio); absent when it resolves to nothing. */
+  executable?: string;
+  /** Working directory of a stdio server. */
+  cwd?: string;
+  /** Environment variables its config sets (names; values only where they decide which code runs). */
+  env: EnvVar[];
+  /** The `envFile` its environment is read from. */
+  envFile?: string;
+  /** Names of *your* environment variables its config reads (`${env:NAME}`): their values go to the server. */
+  envReferences: string[];
+  /** Names of the HTTP headers sent to an http server (values may be secrets and are never shown). */
+  headerNames: string[];
 }
 
 /** Where a server is in its life (DESIGN.md `ServerStatus.state`). */
@@ -228,12 +256,28 @@ export interface ServerStatus {
   source: string;
   /** How it is reached. */
   transport: "stdio" | "http";
-  /** Executable of a stdio server. */
+  /** Command of a stdio server, as written in its config. */
   command?: string;
   /** Arguments of a stdio server. */
   args?: string[];
   /** Endpoint of an http server. */
   url?: string;
+  /** Opaque key of the server identity (where defined, id, launch fingerprint) that consent and trust belong to; two servers with the same command line have different identities. */
+  identity: string;
+  /** Defined by a file inside a workspace folder, so it runs only once the user trusts it. */
+  workspaceDefined: boolean;
+  /** Absolute path the command resolves to with the server's own `PATH` and working directory (stdio); absent when it resolves to nothing. */
+  executable?: string;
+  /** Working directory of a stdio server. */
+  cwd?: string;
+  /** Environment variables its config sets (names; values only where they decide which code runs). */
+  env: EnvVar[];
+  /** The `envFile` its environment is read from. */
+  envFile?: string;
+  /** Names of *your* environment variables its config reads (`${env:NAME}`): their values go to the server. */
+  envReferences: string[];
+  /** Names of the HTTP headers sent to an http server (values may be secrets and are never shown). */
+  headerNames: string[];
   /** Where it is in its life. */
   state: ServerState;
   /** The negotiated protocol revision, once connected. */
@@ -244,18 +288,32 @@ export interface ServerStatus {
   resources?: ResourceCapabilities;
   /** The folders it may see now. */
   sharedRoots: SharedRoot[];
+  /** Candidate folders not shared themselves that it sees anyway, inside a shared folder. */
+  visibleThrough: VisibleThrough[];
   /** Why it last failed, in words a person can act on. */
   lastError?: string;
 }
 
 /** `hostBridge/setConsent` params. */
 export interface SetConsentParams {
-  /** Server id. */
+  /** Server id in this sidecar; the decision is recorded for that server's identity (where it is defined, its id, its launch configuration), so another server with the same command line is not affected. */
   server: string;
   /** `file://` URI of the folder. */
   uri: string;
   /** The user's decision; `forget` removes the record (the folder may be asked about again). */
   decision: "allow" | "allowSession" | "deny" | "forget";
+}
+
+/** `hostBridge/setConsent` result: whether the decision was saved, and what the user should know. */
+export interface SetConsentResult {
+  /** The decision was written to the consent store (`allowSession` is never written and reports `true`). */
+  saved: boolean;
+  /** What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow holds for this session only; `none` means undecided (not shared). */
+  applied: "allow" | "allowSession" | "deny" | "none";
+  /** URI of a shared folder containing this one: the server still sees it through that folder. */
+  visibleThrough?: string;
+  /** A sentence for the user when the decision was not saved or the folder stays visible through its parent. */
+  message?: string;
 }
 
 /** A folder shared with a server (`ServerStatus.sharedRoots`). */
@@ -304,6 +362,14 @@ export interface TemplateItem {
   variables: string[];
 }
 
+/** A candidate that is not shared itself but lies inside a shared folder, so the server sees it anyway. */
+export interface VisibleThrough {
+  /** The candidate's canonical URI. */
+  uri: string;
+  /** URI of the shared folder that contains it. */
+  through: string;
+}
+
 /** Every `hostBridge/*` method name. */
 export const Methods = {
   status: "hostBridge/status",
@@ -336,7 +402,7 @@ export const subscribe = new RequestType<SubscriptionParams, null, void>("hostBr
 /** `hostBridge/unsubscribe` (editor → sidecar). */
 export const unsubscribe = new RequestType<SubscriptionParams, null, void>("hostBridge/unsubscribe");
 /** `hostBridge/setConsent` (editor → sidecar). */
-export const setConsent = new RequestType<SetConsentParams, null, void>("hostBridge/setConsent");
+export const setConsent = new RequestType<SetConsentParams, SetConsentResult, void>("hostBridge/setConsent");
 /** `hostBridge/restartServer` (editor → sidecar). */
 export const restartServer = new RequestType<ServerParams, null, void>("hostBridge/restartServer");
 /** `hostBridge/askConsent` (sidecar → editor). */

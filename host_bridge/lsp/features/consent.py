@@ -1,10 +1,14 @@
 """Consent prompts and ``hostBridge/setConsent``.
 
-For each server, folders without a decision are asked about once per batch: with ``hostBridge/askConsent``
-when the editor declared ``experimental.hostBridge.consentUi``, else with ``window/showMessageRequest``.
-No answer, an error, a time-out or a folder missing from the answer means *not allowed*; nothing is
-recorded then, and the folder is not asked about again in this session. Workspace-defined servers are asked
-for trust first.
+For each server, folders without a decision for its identity are asked about once per batch: with
+``hostBridge/askConsent`` when the editor declared ``experimental.hostBridge.consentUi``, else with
+``window/showMessageRequest``. No answer, an error, a time-out or a folder missing from the answer means *not
+allowed*; nothing is recorded then, and the folder is not asked about again in this session. Folders the server
+already sees through a shared folder are not asked about; they are listed as such. Workspace-defined servers are
+asked for trust first. Every prompt names the product and says exactly what runs (:mod:`host_bridge.hub.describe`).
+
+Decisions are saved off the event loop (another window may hold the store's lock); one that cannot be saved
+still applies in the direction of less exposure, and the user is told.
 """
 
 from __future__ import annotations
@@ -14,16 +18,18 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams
 
-from host_bridge.hub.errors import INTERNAL_ERROR
 from host_bridge.lsp import methods
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 if TYPE_CHECKING:
+    from host_bridge.consent.identity import ServerIdentity
+    from host_bridge.consent.policy import Decision
+    from host_bridge.core import Core
     from host_bridge.hub.connection import ServerConnection, ServerStatus
-    from host_bridge.lsp.protocol import AskConsentResult, RootDecision
-    from host_bridge.lsp.server import Core
+    from host_bridge.lsp.protocol import AskConsentResult, SetConsentResult
+    from host_bridge.roots import VisibleThrough
     from host_bridge.workspace.models import Candidate
 
 # The consent core, pydantic and the models are imported when first used, after ``initialize`` is answered.
@@ -35,7 +41,20 @@ ALLOW_SESSION = "Allow for this session"
 DENY = "Deny"
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
+ONE_BY_ONE = "Ask about each folder"
 _ACTION_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
+
+_Asked = list[tuple["Candidate", str]]
+"""Candidates asked about, with their canonical paths."""
+
+
+def _all_actions(count: int) -> dict[str, str]:
+    """Action titles for a question about ``count`` folders at once, each saying it covers all of them."""
+    return {
+        f"Allow all {count} folders": "allow",
+        f"Allow all {count} for this session": "allowSession",
+        f"Deny all {count}": "deny",
+    }
 
 
 class ConsentPrompts:
@@ -46,14 +65,14 @@ class ConsentPrompts:
         self._pending: set[str] = set()
         """Server ids with a prompt in flight (never two at once for one server)."""
         self._asked: set[tuple[str, str]] = set()
-        """(fingerprint, path) pairs asked about in this session, answered or not."""
+        """(identity key, path) pairs asked about in this session, answered or not."""
         self._trust_asked: set[str] = set()
-        """Fingerprints asked for trust in this session."""
+        """Identity keys asked for trust in this session."""
         self.prompts = 0
         """How many prompts were sent (tests and diagnostics)."""
 
     def server_changed(self, status: ServerStatus) -> None:
-        """A server became running or awaits trust: it may have something to ask."""
+        """A server became running or awaits trust, or its shared folders changed: it may have something to ask."""
         if status.state.value in ("running", "awaitingTrust"):
             self.review(status.id)
 
@@ -62,7 +81,7 @@ class ConsentPrompts:
         core = self._server.core
         if core is None:
             return
-        self._trust_asked.discard(core.hub.connection(server_id).config.fingerprint)
+        self._trust_asked.discard(core.hub.connection(server_id).config.identity.key)
         self.review(server_id)
 
     def review(self, server_id: str | None = None) -> None:
@@ -75,16 +94,16 @@ class ConsentPrompts:
                 continue
             if connection.id in self._pending:
                 continue
-            fingerprint = connection.config.fingerprint
+            identity = connection.config.identity
             state = connection.state.value
             if state == "awaitingTrust":
-                if fingerprint in self._trust_asked:
+                if identity.key in self._trust_asked:
                     continue
-                self._trust_asked.add(fingerprint)
+                self._trust_asked.add(identity.key)
                 # A message request asks for trust alone; its folders are asked about once the server runs.
-                roots = self._unasked(core, fingerprint) if self._server.consent_ui else []
+                roots = self._unasked(core, connection) if self._server.consent_ui else []
             elif state == "running":
-                roots = self._unasked(core, fingerprint)
+                roots = self._unasked(core, connection)
                 if not roots:
                     continue
             else:
@@ -93,31 +112,33 @@ class ConsentPrompts:
             self.prompts += 1
             core.tasks.start_soon(self._prompt, core, connection, roots, state == "awaitingTrust")
 
-    def _unasked(self, core: Core, fingerprint: str) -> list[tuple[Candidate, str]]:
+    def _unasked(self, core: Core, connection: ServerConnection) -> _Asked:
         from host_bridge.uris import UriError, parse_file_uri
 
-        found: list[tuple[Candidate, str]] = []
+        identity = connection.config.identity
+        visible = {v.uri for v in core.registry.visible_through(connection.id)}
+        found: _Asked = []
         for candidate in core.registry.candidates:
+            if candidate.uri in visible:
+                continue
             try:
                 path = parse_file_uri(candidate.uri)
             except UriError:
                 continue
-            key = (fingerprint, path)
-            if key in self._asked or core.policy.decision(fingerprint, path) is not None:
+            key = (identity.key, path)
+            if key in self._asked or core.policy.decision(identity, path) is not None:
                 continue
             self._asked.add(key)
             found.append((candidate, path))
         return found
 
-    async def _prompt(
-        self, core: Core, connection: ServerConnection, roots: list[tuple[Candidate, str]], trust_required: bool
-    ) -> None:
+    async def _prompt(self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool) -> None:
         try:
             if self._server.consent_ui:
-                answer = await self._ask_editor(connection, roots, trust_required)
+                answer = await self._ask_editor(core, connection, roots, trust_required)
             else:
-                answer = await self._ask_messages(connection, roots, trust_required)
-            self._apply(core, connection, roots, trust_required, answer)
+                answer = await self._ask_messages(core, connection, roots, trust_required)
+            await self._apply(core, connection, roots, trust_required, answer)
         except Exception:
             logger.exception("[%s] asking for consent failed; nothing is shared", connection.id)
         finally:
@@ -125,14 +146,17 @@ class ConsentPrompts:
         self.review(connection.id)
 
     async def _ask_editor(
-        self, connection: ServerConnection, roots: list[tuple[Candidate, str]], trust_required: bool
+        self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool
     ) -> AskConsentResult | None:
         from pydantic import ValidationError
 
         from host_bridge.lsp.protocol import AskConsentParams, AskConsentResult
 
         params = AskConsentParams(
-            server=connection.config.ref(), roots=tuple(c for c, _ in roots), trust_required=trust_required
+            server=connection.config.ref(),
+            roots=tuple(c for c, _ in roots),
+            trust_required=trust_required,
+            visible_through=core.registry.visible_through(connection.id),
         )
         try:
             raw: Any = await asyncio.wait_for(
@@ -154,42 +178,92 @@ class ConsentPrompts:
             return None
 
     async def _ask_messages(
-        self, connection: ServerConnection, roots: list[tuple[Candidate, str]], trust_required: bool
+        self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool
     ) -> AskConsentResult | None:
-        from host_bridge.lsp.protocol import AskConsentResult
+        from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
+        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
 
-        label = connection.config.label
-        trust: bool | None = None
+        ref = connection.config.ref()
+        name = server_name(ref)
         if trust_required:
-            where = connection.config.source
             title = await self._show(
                 connection.id,
                 "trust prompt",
-                f"The workspace file {where} defines the MCP server {label!r} "
-                f"({connection.config.command or connection.config.url}). Trust it and start it?",
+                f"{PRODUCT}: a workspace file defines the MCP server {name}. Trust it and start it? "
+                f"{launch_summary(ref)}.",
                 [TRUST, DONT_TRUST],
                 "hostBridge/restartServer asks again",
             )
-            if title is None:
-                return None
-            trust = title == TRUST
-            return AskConsentResult(trust=trust)
+            return None if title is None else AskConsentResult(trust=title == TRUST)
         if not roots:
             return None
-        listing = ", ".join(path for _, path in roots)
+        also = self._visible_text(core.registry.visible_through(connection.id))
+        intro = f"{PRODUCT}: share with the MCP server {name}"
+        details = f"{launch_summary(ref)}.{also}"
+        if len(roots) == 1:
+            candidate, path = roots[0]
+            title = await self._show(
+                connection.id,
+                "consent prompt",
+                f"{intro} the folder {_folder(candidate, path)}? {details}",
+                [ALLOW, ALLOW_SESSION, DENY],
+                "hostBridge/setConsent shares a folder",
+            )
+            decision = _ACTION_DECISIONS.get(title or "")
+            if decision is None:
+                return None
+            return AskConsentResult(decisions=(RootDecision(uri=candidate.uri, decision=decision),))  # pyright: ignore[reportArgumentType]
+        listing = " ".join(f"({n}) {_folder(c, p)}" for n, (c, p) in enumerate(roots, 1))
+        actions = _all_actions(len(roots))
         title = await self._show(
             connection.id,
             "consent prompt",
-            f"Share these folders with the MCP server {label!r}? {listing}",
-            [ALLOW, ALLOW_SESSION, DENY],
+            f"{intro} these {len(roots)} folders? {listing}. One answer applies to all {len(roots)}; choose "
+            f"“{ONE_BY_ONE}” to decide each one. {details}",
+            [*actions, ONE_BY_ONE],
             "hostBridge/setConsent shares a folder",
         )
-        decision = _ACTION_DECISIONS.get(title or "")
+        if title == ONE_BY_ONE:
+            return await self._one_by_one(connection, roots, intro)
+        decision = actions.get(title or "")
         if decision is None:
             return None
-        return AskConsentResult.model_validate(
-            {"decisions": [{"uri": candidate.uri, "decision": decision} for candidate, _ in roots]}
+        return AskConsentResult(
+            decisions=tuple(RootDecision(uri=c.uri, decision=decision) for c, _ in roots)  # pyright: ignore[reportArgumentType]
         )
+
+    async def _one_by_one(self, connection: ServerConnection, roots: _Asked, intro: str) -> AskConsentResult | None:
+        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
+
+        decisions: list[RootDecision] = []
+        for number, (candidate, path) in enumerate(roots, 1):
+            title = await self._show(
+                connection.id,
+                "consent prompt",
+                f"{intro} the folder {_folder(candidate, path)}? (folder {number} of {len(roots)})",
+                [ALLOW, ALLOW_SESSION, DENY],
+                "hostBridge/setConsent shares a folder",
+            )
+            decision = _ACTION_DECISIONS.get(title or "")
+            if decision is not None:
+                decisions.append(RootDecision(uri=candidate.uri, decision=decision))  # pyright: ignore[reportArgumentType]
+        return AskConsentResult(decisions=tuple(decisions)) if decisions else None
+
+    @staticmethod
+    def _visible_text(visible: tuple[VisibleThrough, ...]) -> str:
+        from host_bridge.text import visible as shown
+        from host_bridge.uris import UriError, parse_file_uri
+
+        if not visible:
+            return ""
+        parts: list[str] = []
+        for item in visible:
+            try:
+                folder, parent = shown(parse_file_uri(item.uri)), shown(parse_file_uri(item.through))
+            except UriError:
+                continue
+            parts.append(f"{folder} (visible through {parent})")
+        return " It already sees " + ", ".join(parts) + "." if parts else ""
 
     async def _show(self, server_id: str, prompt: str, message: str, actions: list[str], afterwards: str) -> str | None:
         """The action the user chose, or ``None`` (dismissed, failed or timed out; each is logged). ``afterwards``
@@ -217,44 +291,105 @@ class ConsentPrompts:
             return None
         return item.title
 
-    def _apply(
+    async def _apply(
         self,
         core: Core,
         connection: ServerConnection,
-        roots: list[tuple[Candidate, str]],
+        roots: _Asked,
         trust_required: bool,
         answer: AskConsentResult | None,
     ) -> None:
+        import anyio.to_thread
+
+        from host_bridge.consent.policy import Decision, DecisionNotSaved
+
         if answer is None:
             return
         if core.hub.connections.count(connection) == 0:
             logger.info("[%s] its configuration changed while asking; the answer is discarded", connection.id)
             return
-        fingerprint = connection.config.fingerprint
         if trust_required:
             if answer.trust is None:
                 return
-            core.hub.trust(connection.id, answer.trust)
+            try:
+                await anyio.to_thread.run_sync(core.hub.save_trust, connection.id, answer.trust)
+            except DecisionNotSaved as error:
+                self._server.show_to_user(types.MessageType.Warning, f"[{connection.id}] {error}")
+            core.hub.apply_trust(connection.id, answer.trust)
             if not answer.trust:
                 return
         asked = {candidate.uri: path for candidate, path in roots}
+        decisions: dict[str, Decision] = {}
         for item in answer.decisions:
             path = asked.get(item.uri)
             if path is None:
                 logger.warning("[%s] ignoring an answer about %s, which was not asked about", connection.id, item.uri)
                 continue
-            self._record(core, connection, fingerprint, path, item)
-
-    def _record(
-        self, core: Core, connection: ServerConnection, fingerprint: str, path: str, item: RootDecision
-    ) -> None:
-        from host_bridge.consent.policy import Decision
-        from host_bridge.consent.store import ConsentStoreError
-
+            decisions[path] = Decision(item.decision)
+        if not decisions:
+            return
         try:
-            core.policy.set(fingerprint, path, Decision(item.decision), server_id=connection.id)
-        except ConsentStoreError as error:
-            logger.warning("[%s] could not save the decision about %s: %s", connection.id, path, error)
+            await anyio.to_thread.run_sync(core.policy.set_many, connection.config.identity, decisions)
+        except DecisionNotSaved as error:
+            self._server.show_to_user(types.MessageType.Warning, f"[{connection.id}] {error}")
+
+
+def _folder(candidate: Candidate, path: str) -> str:
+    from host_bridge.text import visible
+
+    name = visible(candidate.name)
+    shown = visible(path)
+    return shown if name == shown.rsplit("/", 1)[-1] else f"{shown} ({name})"
+
+
+async def set_consent(
+    ls: HostBridgeServer, identity: ServerIdentity, path: str, uri: str, decision: str
+) -> SetConsentResult:
+    """Apply a ``hostBridge/setConsent`` off the event loop and say what holds now."""
+    import anyio.to_thread
+
+    from host_bridge.consent.policy import Decision, DecisionNotSaved
+    from host_bridge.lsp.protocol import SetConsentResult
+    from host_bridge.roots import containing
+
+    core = await ls.ready_core()
+    applied: Decision | None
+    message: str | None = None
+    saved = True
+    try:
+        if decision == "forget":
+            await anyio.to_thread.run_sync(core.policy.forget, identity, path)
+        else:
+            await anyio.to_thread.run_sync(core.policy.set, identity, path, Decision(decision))
+        applied = core.policy.decision(identity, path)
+    except DecisionNotSaved as error:
+        saved, applied, message = False, error.applied, str(error)
+        ls.show_to_user(types.MessageType.Warning, f"[{identity.server_id}] {message}")
+    through: str | None = None
+    if applied not in (Decision.ALLOW, Decision.ALLOW_SESSION):
+        through = containing(uri, [r.uri for r in core.registry.roots_for(identity.server_id) if r.uri != uri])
+        if through is not None:
+            note = _still_visible_text(uri, through)
+            message = f"{message} {note}" if message else note
+            if not ls.consent_ui:
+                ls.show_to_user(types.MessageType.Info, f"[{identity.server_id}] {note}")
+    return SetConsentResult(
+        saved=saved,
+        applied="none" if applied is None else applied.value,
+        visible_through=through,
+        message=message,
+    )
+
+
+def _still_visible_text(uri: str, through: str) -> str:
+    from host_bridge.text import visible
+    from host_bridge.uris import parse_file_uri
+
+    folder, parent = visible(parse_file_uri(uri)), visible(parse_file_uri(through))
+    return (
+        f"{folder} is still visible to the server through {parent}, which is shared with it; "
+        f"to hide {folder}, stop sharing {parent}."
+    )
 
 
 def setup(server: HostBridgeServer) -> None:
@@ -264,25 +399,18 @@ def setup(server: HostBridgeServer) -> None:
 
     @server.feature(methods.SET_CONSENT)
     @rpc_errors
-    async def set_consent(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.consent.policy import Decision
-        from host_bridge.consent.store import ConsentStoreError
+    async def handle_set_consent(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
         from host_bridge.lsp.protocol import SetConsentParams
         from host_bridge.uris import UriError, canonical_uri
 
         request = SetConsentParams.model_validate(params_dict(params))
         core = await ls.ready_core()
-        fingerprint = core.hub.connection(request.server).config.fingerprint
+        identity = core.hub.connection(request.server).config.identity
         try:
-            _, path = canonical_uri(request.uri)
+            uri, path = canonical_uri(request.uri)
         except UriError as error:
             raise JsonRpcInvalidParams(str(error)) from error
         except OSError as error:
             raise JsonRpcInvalidParams(f"{request.uri} cannot be shared: {error.strerror or error}") from error
-        try:
-            if request.decision == "forget":
-                core.policy.forget(fingerprint, path)
-            else:
-                core.policy.set(fingerprint, path, Decision(request.decision), server_id=request.server)
-        except ConsentStoreError as error:
-            raise JsonRpcException(f"the decision could not be saved: {error}", INTERNAL_ERROR) from error
+        result = await set_consent(ls, identity, path, uri, request.decision)
+        return result.to_wire()

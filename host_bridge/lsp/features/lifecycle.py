@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
-from host_bridge.lsp.server import Core, HostBridgeServer
+from host_bridge.lsp.server import HostBridgeServer
 
 if TYPE_CHECKING:
-    import anyio.abc
+    from collections.abc import Awaitable, Callable
 
+    from host_bridge.core import Core
     from host_bridge.roots import Access
 
 # The core, pydantic and the models are imported after ``initialize`` is answered, where they are used.
@@ -44,7 +45,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: HostBridgeServer, params: types.InitializedParams) -> None:
         _ = ls.options  # validated now, so a bad option is reported at start
-        ls.start_core(lambda tasks: _build_core(ls, tasks), ls.sync.start)
+        ls.start_core(_show_notices(ls), ls.sync.start)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: HostBridgeServer, params: None) -> None:
@@ -75,28 +76,21 @@ def _declares_consent_ui(capabilities: types.ClientCapabilities) -> bool:
     return isinstance(bridge, dict) and cast(dict[str, Any], bridge).get("consentUi") is True
 
 
-def _build_core(ls: HostBridgeServer, tasks: anyio.abc.TaskGroup) -> Core:
-    from host_bridge.consent.policy import ConsentPolicy
-    from host_bridge.consent.store import ConsentStore, ConsentStoreError
-    from host_bridge.hub.audit import AuditLog
-    from host_bridge.hub.hub import Hub
-    from host_bridge.lsp import protocol
-    from host_bridge.roots import RootsRegistry
-    from host_bridge.storage import default_storage_dir
+def _show_notices(ls: HostBridgeServer) -> Callable[[Core], Awaitable[None]]:
+    """A core starter: shared folders that become unusable (or recover) are shown to the user; one whose symlink
+    now leads elsewhere makes the workspace be detected again, so the new target is offered (asked about)."""
 
-    protocol.resolve_hub_models()
-    storage = ls.options.storage_dir or default_storage_dir()
-    store = ConsentStore(storage)
-    try:
-        store.load()
-    except ConsentStoreError as error:
-        logger.warning("consent store: %s", error)
-    policy = ConsentPolicy(store)
-    registry = RootsRegistry(policy)
-    policy.on_change(lambda _fingerprints: registry.invalidate())
-    registry.subscribe_notices(lambda notice: ls.show_to_user(_notice_kind(notice.access), notice.message))
-    hub = Hub(policy, registry, ls, audit=AuditLog(storage))
-    return Core(policy=policy, registry=registry, hub=hub, tasks=tasks)
+    async def start(core: Core) -> None:
+        from host_bridge.roots import Access, AccessNotice
+
+        def shown(notice: AccessNotice) -> None:
+            ls.show_to_user(_notice_kind(notice.access), notice.message)
+            if notice.access is Access.MOVED:
+                ls.sync.redetect()
+
+        core.registry.subscribe_notices(shown)
+
+    return start
 
 
 async def _watch_editor(ls: HostBridgeServer, pid: int) -> None:

@@ -1,51 +1,73 @@
-"""Workspace folders → candidate roots and server configs, re-applied when the editor's folders change.
+"""Workspace folders → candidate roots and server configs, re-applied when anything they come from changes.
 
-Bursts of ``workspace/didChangeWorkspaceFolders`` are debounced into one detection, one reconfiguration of
-the hub and one batch of consent prompts. Config problems (a bad server entry, a broken ``.vscode/mcp.json``)
-are logged on every load and shown to the user (``window/showMessage``) when they are new.
+Bursts of ``workspace/didChangeWorkspaceFolders`` are debounced into one detection, one reconfiguration of the hub
+and one batch of consent prompts. The servers' config files (``.vscode/mcp.json``, ``.mcp.json`` and the envFiles
+they name) are watched: adding, editing or removing one re-loads the servers, and a server whose launch
+configuration changed restarts under its new identity (and is asked again). ``workspace/didChangeConfiguration``
+with ``settings.hostBridge.servers`` (or ``readWorkspaceConfig``) does the same for the editor's settings. Config
+problems (a bad server entry, a broken ``.vscode/mcp.json``) are logged on every load and shown to the user
+(``window/showMessage``) when they are new.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
 from host_bridge.lsp.server import HostBridgeServer
 
 if TYPE_CHECKING:
-    from host_bridge.hub.config import ConfigProblem
-    from host_bridge.lsp.server import Core
+    from host_bridge.core import Core
+    from host_bridge.hub.config import ConfigProblem, ServerSet
     from host_bridge.workspace.models import WorkspaceFolder
+    from host_bridge.workspace.watch import DirectoryWatcher
 
 # Detection, the config loader and the models are imported when first used, after ``initialize`` is answered.
 
 logger = logging.getLogger(__name__)
 
 DEBOUNCE = 0.2
-"""Seconds of quiet after a folder change before the workspace is detected again."""
+"""Seconds of quiet after a change before the workspace (or the server configs) is read again."""
 MAX_DELAY = 2.0
-"""Seconds after the first change of a burst by which the workspace is detected again, however long the burst."""
+"""Seconds after the first change of a burst by which the workspace is read again, however long the burst."""
 SHOWN_PROBLEMS = 5
 """Config problems listed in one message to the user; the rest are only in the log."""
+CONFIG_FILES = (os.path.join(".vscode", "mcp.json"), ".mcp.json")
+"""The servers' config files in each workspace folder, relative to it."""
+_WATCH_SETTLE = 0.25
+"""Seconds after the watched folders change before the configs are read once more (a file written while the new
+OS watch was being set up is not missed)."""
 
 
 class WorkspaceSync:
-    """Keeps the registry's candidates and the hub's servers in step with the editor's folders."""
+    """Keeps the registry's candidates and the hub's servers in step with the editor's folders and config files."""
 
     def __init__(self, server: HostBridgeServer, debounce: float = DEBOUNCE, max_delay: float = MAX_DELAY) -> None:
         self._server = server
         self._debounce = debounce
         self._max_delay = max_delay
         self._dirty = asyncio.Event()
-        """Set when the folders changed since the last refresh."""
+        """Set when something changed since the last refresh."""
+        self._detect = True
+        """The next refresh detects candidates again (not only server configs)."""
         self._problems: frozenset[str] = frozenset()
         """The config problems of the last load, so that one already shown is not shown again."""
+        self._settings: dict[str, Any] | None = None
+        """``hostBridge.servers`` from ``workspace/didChangeConfiguration``, replacing the initialization option."""
+        self._read_workspace: bool | None = None
+        """``hostBridge.readWorkspaceConfig`` from ``workspace/didChangeConfiguration``."""
+        self._watched: dict[str, frozenset[str]] = {}
+        """Watched directory → the file names in it whose change re-loads the servers."""
+        self._watcher: DirectoryWatcher | None = None
         self.refreshes = 0
-        """How many refreshes ran (one per burst of changes)."""
+        """How many detections ran (one per burst of folder changes)."""
+        self.reloads = 0
+        """How many times the server configs were loaded."""
 
     def folders_changed(self, added: list[WorkspaceFolder], removed: list[str]) -> None:
         """Apply an editor change to the folder list and schedule a refresh."""
@@ -53,12 +75,44 @@ class WorkspaceSync:
         known = {f.uri for f in kept}
         kept.extend(f for f in added if f.uri not in known)
         self._server.folders = kept
+        self.redetect()
+
+    def redetect(self) -> None:
+        """Detect the candidates (and load the servers) again soon."""
+        self._detect = True
         self._dirty.set()
+
+    def reload_servers(self) -> None:
+        """Load the server configs again soon (candidates stay as they are)."""
+        self._dirty.set()
+
+    def settings_changed(self, settings: object) -> None:
+        """``workspace/didChangeConfiguration``: take ``hostBridge.servers`` and ``readWorkspaceConfig`` from it."""
+        if not isinstance(settings, dict):
+            return
+        bridge = cast(dict[str, Any], settings).get("hostBridge")
+        if not isinstance(bridge, dict):
+            return
+        bridge = cast(dict[str, Any], bridge)
+        servers = bridge.get("servers")
+        if isinstance(servers, dict):
+            self._settings = {str(k): v for k, v in cast(dict[object, Any], servers).items()}
+        elif "servers" in bridge:
+            logger.warning("hostBridge.servers must be an object of servers; ignoring the changed setting")
+        read = bridge.get("readWorkspaceConfig")
+        if isinstance(read, bool):
+            self._read_workspace = read
+        self.reload_servers()
 
     async def start(self, core: Core) -> None:
         """Apply the initial folders, then keep refreshing in the core's task group."""
+        from host_bridge.workspace.watch import DirectoryWatcher
+
+        self._watcher = DirectoryWatcher(self._on_files_changed, debounce_ms=50)
+        core.tasks.start_soon(self._watcher.run, name="config file watcher")
         try:
-            await self._refresh(core)
+            self._detect = False
+            await self._refresh(core, detect=True)
         finally:
             self._server.ready.set()
         core.tasks.start_soon(self._run, core, name="workspace sync")
@@ -75,30 +129,62 @@ class WorkspaceSync:
                 if not self._dirty.is_set() or anyio.current_time() >= deadline:
                     break
             self._dirty.clear()
+            detect, self._detect = self._detect, False
             try:
-                await self._refresh(core)
+                await self._refresh(core, detect=detect)
             except Exception:
                 logger.exception("re-reading the workspace failed; keeping the previous candidates and servers")
 
-    async def _refresh(self, core: Core) -> None:
+    async def _refresh(self, core: Core, *, detect: bool) -> None:
         import anyio.to_thread
 
         from host_bridge.hub.config import load_servers
-        from host_bridge.workspace.detect import detect
+        from host_bridge.workspace.detect import detect as detect_candidates
 
         folders = list(self._server.folders)
         options = self._server.options
-        detection = await anyio.to_thread.run_sync(detect, folders)
-        for notice in detection.notices:
-            logger.warning("%s", notice.message)
-        servers = await anyio.to_thread.run_sync(
-            partial(load_servers, options.servers, _folder_paths(folders), read_workspace=options.read_workspace_config)
-        )
+        if detect:
+            detection = await anyio.to_thread.run_sync(detect_candidates, folders)
+            for notice in detection.notices:
+                logger.warning("%s", notice.message)
+            self.refreshes += 1
+            core.registry.set_candidates(detection.candidates)
+        read_workspace = options.read_workspace_config if self._read_workspace is None else self._read_workspace
+        paths = _folder_paths(folders)
+        settings = options.servers if self._settings is None else self._settings
+        servers = await anyio.to_thread.run_sync(partial(load_servers, settings, paths, read_workspace=read_workspace))
+        self.reloads += 1
         self._report(servers.problems)
-        self.refreshes += 1
-        core.registry.set_candidates(detection.candidates)
-        core.hub.configure(servers.servers)
+        self._watch(paths if read_workspace else [], servers)
+        await core.hub.configure(servers.servers)
         self._server.consent.review()
+
+    def _watch(self, folders: list[str], servers: ServerSet) -> None:
+        """Watch the config files of ``folders`` and the envFiles of ``servers``."""
+        watched: dict[str, set[str]] = {}
+        for folder in folders:
+            for relative in CONFIG_FILES:
+                directory, name = os.path.split(os.path.join(folder, relative))
+                watched.setdefault(directory, set()).add(name)
+            watched.setdefault(folder, set()).add(".vscode")
+        for config in servers.servers:
+            if config.env_file is not None:
+                directory, name = os.path.split(config.env_file)
+                watched.setdefault(directory, set()).add(name)
+        frozen = {directory: frozenset(names) for directory, names in watched.items()}
+        if frozen != self._watched and self._watcher is not None:
+            self._watched = frozen
+            self._watcher.watch(frozen)
+            # A file written while the new OS watch was being set up is read by this second look.
+            asyncio.get_running_loop().call_later(_WATCH_SETTLE, self.reload_servers)
+
+    def _on_files_changed(self, paths: set[str]) -> None:
+        for path in paths:
+            directory, name = os.path.split(path)
+            if name in self._watched.get(directory, ()):
+                logger.info("%s changed; loading the MCP server configs again", path)
+                self.reload_servers()
+                return
 
     def _report(self, problems: tuple[ConfigProblem, ...]) -> None:
         """Log every config problem; show the user, in one message, those the last load did not have."""
@@ -129,7 +215,7 @@ def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:
 
 
 def setup(server: HostBridgeServer) -> None:
-    """Register the folder-change handler and the sync state."""
+    """Register the folder-change and configuration-change handlers and the sync state."""
     server.sync = WorkspaceSync(server)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -138,3 +224,7 @@ def setup(server: HostBridgeServer) -> None:
 
         added = [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.event.added]
         ls.sync.folders_changed(added, [f.uri for f in params.event.removed])
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: HostBridgeServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.sync.settings_changed(params.settings)
