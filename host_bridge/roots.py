@@ -104,8 +104,8 @@ _ACCESS_MESSAGES: dict[Access, str] = {
     Access.MISSING: "no longer exists; it is no longer shared (its consent is kept)",
     Access.NOT_DIRECTORY: "is no longer a folder; it is no longer shared",
     Access.UNREADABLE: "is not readable (check its permissions); it is not shared until it is",
-    Access.MOVED: "now resolves to a different real folder (a symlink changed); it is not shared until you "
-    "consent to the new target",
+    Access.MOVED: "now leads to a different real folder (a symlink changed); it is no longer shared, and the "
+    "folder it leads to now is offered for you to decide",
     Access.UNAVAILABLE: "did not answer in time (a network mount?); it is not shared until it answers",
     Access.INVALID: "has a URI that cannot be shared",
 }

@@ -177,9 +177,10 @@ class BridgeClient(LanguageClient):
         return await self.protocol.send_request_async(method, params if params is not None else {})
 
     async def start_session(
-        self, folders: list[Path], options: dict[str, Any], *, consent_ui: bool = False
+        self, folders: list[Path] | list[str], options: dict[str, Any], *, consent_ui: bool = False
     ) -> types.InitializeResult:
-        """``initialize`` + ``initialized`` as an editor would send them."""
+        """``initialize`` + ``initialized`` as an editor would send them; a folder given as a string is a URI sent
+        as it is (a path is sent as its canonical URI)."""
         experimental = {"hostBridge": {"consentUi": True}} if consent_ui else None
         capabilities = types.ClientCapabilities(
             experimental=experimental,
@@ -193,7 +194,12 @@ class BridgeClient(LanguageClient):
         return await self.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
-                workspace_folders=[types.WorkspaceFolder(uri=folder_uri(f), name=f.name) for f in folders],
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=f, name=f.rsplit("/", 1)[-1])
+                    if isinstance(f, str)
+                    else types.WorkspaceFolder(uri=folder_uri(f), name=f.name)
+                    for f in folders
+                ],
                 initialization_options=options,
             )
         )
