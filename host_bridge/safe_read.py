@@ -12,6 +12,7 @@ import codecs
 import os
 import stat
 import sys
+from typing import Literal
 
 from host_bridge.text import visible
 
@@ -32,15 +33,23 @@ _KINDS = (
 )
 
 
+RepoFileProblem = Literal["missing", "symlink", "system", "special", "unreadable", "too_large", "not_utf8"]
+"""Why a repository file was refused: it does not exist, it is a symlink that is not followed, it leads into
+``/proc``, ``/sys`` or ``/dev``, it is not a regular file, the OS would not let it be read, it is over the
+limit, it is not UTF-8."""
+
+
 class RepoFileError(Exception):
     """A repository file that was not read: it is missing, not a regular file, too large or not UTF-8."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(path, reason)
+    def __init__(self, path: str, reason: str, problem: RepoFileProblem) -> None:
+        super().__init__(path, reason, problem)
         self.path = path
         """The path as it was given."""
         self.reason = reason
         """What is wrong and what to do, as a clause: ``it is a named pipe (FIFO), not a regular file; …``."""
+        self.problem: RepoFileProblem = problem
+        """The kind of refusal, for callers that treat some as ordinary (a missing optional file)."""
 
     def __str__(self) -> str:
         return visible(f"cannot read {self.path}: {self.reason}")
@@ -55,12 +64,13 @@ def _system_tree(real: str) -> str | None:
 
 def _not_regular(path: str, mode: int) -> RepoFileError:
     kind = next((name for test, name in _KINDS if test(mode)), "something else")
-    return RepoFileError(path, f"it is {kind}, not a regular file; only regular files are read, replace or remove it")
+    reason = f"it is {kind}, not a regular file; only regular files are read, replace or remove it"
+    return RepoFileError(path, reason, "special")
 
 
 def _system_file(path: str, real: str) -> RepoFileError:
     return RepoFileError(
-        path, f"it leads to {real}, a system file under {_system_tree(real)}, never read as a repository file"
+        path, f"it leads to {real}, a system file under {_system_tree(real)}, never read as a repository file", "system"
     )
 
 
@@ -76,12 +86,13 @@ def read_repo_file(path: str, limit: int, *, follow_symlinks: bool = True, trunc
     try:
         info = os.stat(path, follow_symlinks=follow_symlinks)
     except FileNotFoundError:
-        raise RepoFileError(path, "it does not exist (or is a broken symbolic link)") from None
+        raise RepoFileError(path, "it does not exist (or is a broken symbolic link)", "missing") from None
     except OSError as error:
         reason = f"it cannot be looked at ({error.strerror or error}); check its permissions"
-        raise RepoFileError(path, reason) from None
+        raise RepoFileError(path, reason, "unreadable") from None
     if not follow_symlinks and stat.S_ISLNK(info.st_mode):
-        raise RepoFileError(path, "it is a symbolic link, which is not followed here; put the file itself there")
+        reason = "it is a symbolic link, which is not followed here; put the file itself there"
+        raise RepoFileError(path, reason, "symlink")
     real = os.path.realpath(path)
     if _system_tree(real) is not None:
         raise _system_file(path, real)
@@ -91,7 +102,7 @@ def read_repo_file(path: str, limit: int, *, follow_symlinks: bool = True, trunc
         fd = os.open(path, _FLAGS | (0 if follow_symlinks else _NOFOLLOW))
     except OSError as error:
         reason = f"it cannot be opened ({error.strerror or error}); check its permissions"
-        raise RepoFileError(path, reason) from None
+        raise RepoFileError(path, reason, "unreadable") from None
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
@@ -112,13 +123,13 @@ def read_repo_file(path: str, limit: int, *, follow_symlinks: bool = True, trunc
             chunks.append(chunk)
             remaining -= len(chunk)
     except OSError as error:
-        raise RepoFileError(path, f"reading it failed ({error.strerror or error})") from None
+        raise RepoFileError(path, f"reading it failed ({error.strerror or error})", "unreadable") from None
     finally:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
         if not truncate:
-            raise RepoFileError(path, f"it is larger than {limit} bytes; make it smaller")
+            raise RepoFileError(path, f"it is larger than {limit} bytes; make it smaller", "too_large")
         data = data[:limit]
     return data
 
@@ -132,9 +143,8 @@ def decode_utf8(path: str, data: bytes, *, truncated: bool = False) -> str:
         text = codecs.getincrementaldecoder("utf-8")("strict").decode(data, final=not truncated)
     except UnicodeDecodeError as error:
         byte = data[error.start : error.start + 1].hex()
-        raise RepoFileError(
-            path, f"it is not valid UTF-8 (byte 0x{byte} at offset {error.start}); save it as UTF-8"
-        ) from None
+        reason = f"it is not valid UTF-8 (byte 0x{byte} at offset {error.start}); save it as UTF-8"
+        raise RepoFileError(path, reason, "not_utf8") from None
     return text.removeprefix("\ufeff")
 
 

@@ -32,7 +32,8 @@ def test_a_symlink_to_a_regular_file_is_followed_unless_asked_not_to(tmp_path: P
     (tmp_path / "real.env").write_text("A=1\n")
     (tmp_path / ".env").symlink_to(tmp_path / "real.env")
     assert read_repo_file(str(tmp_path / ".env"), 100) == b"A=1\n"
-    assert "symbolic link" in refusal(tmp_path / ".env", follow_symlinks=False).reason
+    error = refusal(tmp_path / ".env", follow_symlinks=False)
+    assert (error.problem, "symbolic link" in error.reason) == ("symlink", True)
 
 
 @posix_only
@@ -59,6 +60,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path, through_symlink: boo
     assert not reader.is_alive(), "reading a FIFO blocked"
     [error] = errors
     assert "named pipe (FIFO)" in error.reason
+    assert error.problem == "special"
     assert "not a regular file" in str(error)
 
 
@@ -68,6 +70,7 @@ def test_a_link_to_a_system_file_is_refused_by_its_real_path(tmp_path: Path, tar
     (tmp_path / ".mcp.json").symlink_to(target)
     error = refusal(tmp_path / ".mcp.json")
     assert "system file" in error.reason
+    assert error.problem == "system"
 
 
 @linux_only
@@ -81,19 +84,22 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_is_refused_as_missing(tmp_path: Path) -> None:
-    assert "does not exist" in refusal(tmp_path / "nope.env").reason
+    error = refusal(tmp_path / "nope.env")
+    assert (error.problem, "does not exist" in error.reason) == ("missing", True)
 
 
 def test_a_file_over_the_limit_is_refused_or_cut_at_the_limit(tmp_path: Path) -> None:
     (tmp_path / "big.json").write_bytes(b"x" * 5000)
-    assert "larger than 4096 bytes" in refusal(tmp_path / "big.json").reason
+    error = refusal(tmp_path / "big.json")
+    assert (error.problem, "larger than 4096 bytes" in error.reason) == ("too_large", True)
     assert read_repo_file(str(tmp_path / "big.json"), 4096, truncate=True) == b"x" * 4096
 
 
 def test_text_that_is_not_utf8_is_refused_naming_the_byte(tmp_path: Path) -> None:
     (tmp_path / ".env").write_bytes(b"NAME=caf\xe9\n")
-    with pytest.raises(RepoFileError, match=r"not valid UTF-8 \(byte 0xe9 at offset 8\); save it as UTF-8"):
+    with pytest.raises(RepoFileError, match=r"not valid UTF-8 \(byte 0xe9 at offset 8\); save it as UTF-8") as caught:
         read_repo_text(str(tmp_path / ".env"), 4096)
+    assert caught.value.problem == "not_utf8"
 
 
 def test_a_character_cut_by_the_limit_is_dropped_and_a_bom_is_removed(tmp_path: Path) -> None:
