@@ -42,7 +42,7 @@ limit, it is not UTF-8."""
 class RepoFileError(Exception):
     """A repository file that was not read: it is missing, not a regular file, too large or not UTF-8."""
 
-    def __init__(self, path: str, reason: str, problem: RepoFileProblem) -> None:
+    def __init__(self, path: str, reason: str, problem: RepoFileProblem = "unreadable") -> None:
         super().__init__(path, reason, problem)
         self.path = path
         """The path as it was given."""

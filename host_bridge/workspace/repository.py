@@ -28,7 +28,6 @@ _LINK_LIMIT = 64 * 1024
 
 _GIT_LOCATION_VARIABLES = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
 )
 """Inherited from a git hook or alias, these would point every look-up at one repository."""
 
@@ -210,16 +209,16 @@ def verified_worktrees(worktrees: list[Worktree], common: str) -> list[Worktree]
     ``git worktree list`` believes the ``.git/worktrees/<name>/gitdir`` records, which a repository can forge
     to name any directory. A linked worktree ``W`` is kept only when ``W/.git`` is a regular file whose
     ``gitdir:`` resolves to ``<common>/worktrees/<name>`` and that record's ``gitdir`` resolves to ``W/.git``;
-    the main one only when its ``.git`` directory is ``common`` itself.
+    the main one only when its ``.git`` (a directory, or a file naming one) is ``common`` itself.
     """
     kept: list[Worktree] = []
     for worktree in worktrees:
         if not worktree.usable:
             continue
         path = os.path.realpath(worktree.path)
-        dotgit = os.path.join(path, ".git")
         if worktree.main:
-            if os.path.isdir(dotgit) and _same(os.path.realpath(dotgit), common):
+            dirs = git_dirs(path)
+            if dirs is not None and _same(dirs[0], common):
                 kept.append(Worktree(path, main=True, usable=True))
         elif _back_link_agrees(path, common):
             kept.append(Worktree(path, main=False, usable=True))

@@ -15,6 +15,7 @@ import pytest
 from host_bridge.uris import parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect, root_for_file
 from host_bridge.workspace.models import Candidate, Detection, DetectionSettings, WorkspaceFolder
+from host_bridge.workspace.repository import GitTimedOut, run_git
 
 Git = Callable[..., str]
 Tree = Callable[[Path, Mapping[str, str]], Path]
@@ -723,3 +724,27 @@ def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
 def test_timeouts_and_the_deadline_have_defaults() -> None:
     settings = DetectionSettings()
     assert (settings.git_timeout, settings.deadline, settings.home) == (10, 20, None)
+
+
+def test_a_separate_git_dir_is_never_offered_as_the_main_worktree(scratch: Path, git: Git) -> None:
+    main = scratch / "main"
+    git(scratch, "init", "-q", "--separate-git-dir", str(scratch / "store.git"), str(main))
+    git(main, "commit", "-q", "--allow-empty", "-m", "initial")
+    git(main, "worktree", "add", "-q", str(scratch / "wt"), "-b", "wt")
+    assert f"worktree {scratch / 'store.git'}" in git(main, "worktree", "list", "--porcelain")  # git's own view
+
+    found = by_path(detect([folder(main)]))
+
+    assert set(found) == {main, scratch / "wt"}
+    assert found[scratch / "wt"].kinds == ("git", "worktree")
+
+
+@posix_only
+def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: Path, repo: Repo) -> None:
+    root = repo(scratch / "r")
+    hang = "alias.hang=!sleep 60 & sleep 60; echo never"
+
+    with pytest.raises(GitTimedOut, match=r"within 0\.5 s"):
+        in_a_thread(lambda: run_git(str(root), ["-c", hang, "hang"], 0.5))
+
+    assert processes_inside(scratch) == []
