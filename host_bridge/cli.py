@@ -28,6 +28,8 @@ def _folder(arg: str) -> WorkspaceFolder:
 
 
 def _roots(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from host_bridge.uris import UriError
     from host_bridge.workspace.detect import detect
     from host_bridge.workspace.models import DetectionSettings
@@ -37,11 +39,19 @@ def _roots(args: argparse.Namespace) -> int:
     except UriError as error:
         print(f"host-bridge roots: {error}", file=sys.stderr)
         return 2
-    defaults = DetectionSettings()
-    settings = DetectionSettings(
-        max_depth=defaults.max_depth if args.max_depth is None else args.max_depth,
-        max_candidates=defaults.max_candidates if args.max_candidates is None else args.max_candidates,
-    )
+    given = {
+        "max_depth": args.max_depth,
+        "max_candidates": args.max_candidates,
+        "git_timeout": args.git_timeout,
+        "deadline": args.deadline,
+    }
+    try:
+        settings = DetectionSettings(**{name: value for name, value in given.items() if value is not None})
+    except ValidationError as error:
+        for problem in error.errors():
+            option = "--" + str(problem["loc"][0]).replace("_", "-")
+            print(f"host-bridge roots: {option}: {problem['msg'].lower()}", file=sys.stderr)
+        return 2
     result = detect(folders, settings)
     if args.json:
         payload = {
@@ -156,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     roots.add_argument("--json", action="store_true", help="print the Candidate JSON (docs/protocol.md)")
     roots.add_argument("--max-depth", type=int, help="directory levels searched below each folder (default 8)")
     roots.add_argument("--max-candidates", type=int, help="candidates listed at most (default 500)")
+    roots.add_argument(
+        "--git-timeout", type=float, metavar="SECONDS", help="seconds one git call may take (default 10)"
+    )
+    roots.add_argument("--deadline", type=float, metavar="SECONDS", help="seconds detection may take (default 20)")
     roots.set_defaults(handler=_roots)
 
     audit = commands.add_parser("audit", help="show which folders each MCP server was given, and when")

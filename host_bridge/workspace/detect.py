@@ -4,21 +4,28 @@
 Inside a git repository the files are listed with one ``git ls-files`` per repository (git applies the
 ignore rules, :attr:`DetectionSettings.ignore` is applied on top) and marker files are found by base
 name; outside git the folder is walked breadth-first with :func:`os.scandir`, never following symlinks.
-Depth, candidate count and entries looked at are bounded by :class:`DetectionSettings`; each bound hit
-and each skipped input becomes a :class:`DetectionNotice`. A folder outside any repository is simply
-walked; a repository git cannot read (or a missing git) gives a ``gitError`` notice and a walk. Nothing
-here raises for a bad folder, a bad manifest or a failing git.
+Depth, candidate count, entries looked at and time are bounded by :class:`DetectionSettings`; each bound
+hit and each skipped input becomes a :class:`DetectionNotice`. A folder outside any repository is simply
+walked; a repository git cannot read, a git call that times out (:mod:`.repository`) or a missing git gives
+a ``gitError`` notice and a walk. Nothing here raises for a bad folder, a bad manifest or a failing git.
+
+What a repository controls is hostile: manifests are read as bounded regular files, linked worktrees are
+offered only when git and their back-link agree, and the user's home directory or any folder above it is
+never offered unless the editor opened exactly that folder (an enclosing home-directory repository still
+lends its ignore rules to the folder below it, but is neither offered nor listed as a whole).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from host_bridge.safe_read import RepoFileError
 from host_bridge.uris import UriError, canonical_path, display_name, is_within, parse_file_uri, path_to_uri
 from host_bridge.workspace import markers
 from host_bridge.workspace.models import (
@@ -30,13 +37,21 @@ from host_bridge.workspace.models import (
     DetectionSettings,
     WorkspaceFolder,
 )
+from host_bridge.workspace.repository import (
+    GitFailed,
+    GitTimedOut,
+    GitUnavailable,
+    Listing,
+    Worktree,
+    list_repository,
+)
 
 logger = logging.getLogger(__name__)
 
 _DEFAULT_SETTINGS = DetectionSettings()
 _T = TypeVar("_T")
 
-_Bound = Literal["max_depth", "max_candidates", "max_entries"]
+_Bound = Literal["max_depth", "max_candidates", "max_entries", "deadline"]
 
 _BOUND_MESSAGES: dict[_Bound, str] = {
     "max_depth": "Did not look for projects more than {value} folder levels below {folder}; "
@@ -45,7 +60,11 @@ _BOUND_MESSAGES: dict[_Bound, str] = {
     "offered; raise the maxCandidates setting to see more.",
     "max_entries": "Stopped searching {folder} after looking at {value} files and folders; "
     "raise the maxEntries setting to search further.",
+    "deadline": "Stopped searching {folder} when detection had taken {value} seconds; what was found by then is "
+    "offered; raise the deadline setting to search longer.",
 }
+_MAX_FILE_NOTICES = 10
+"""Notices about unusable manifests per detection; the rest go to the log."""
 
 
 @dataclass
@@ -95,75 +114,6 @@ class _Scan:
     """Directories added as projects during this search (an ordered set), for member matching."""
 
 
-@dataclass(frozen=True)
-class _Worktree:
-    path: str
-    main: bool
-    usable: bool
-
-
-@dataclass(frozen=True)
-class _Listing:
-    """What git says about one repository."""
-
-    files: list[str]
-    """``/``-separated paths relative to the listed directory; ``dir/`` is a nested repository."""
-    worktrees: list[_Worktree]
-    """Every working tree of the repository, the main one first; empty when there are no linked ones."""
-    submodules: list[str]
-    """Submodule paths relative to the toplevel, from ``.gitmodules``."""
-
-
-class _GitUnavailable(RuntimeError):
-    """GitPython cannot be used at all (no git executable found)."""
-
-
-def _list_repository(toplevel: str, listing_dir: str) -> _Listing:
-    try:
-        import git  # lazily: GitPython refuses to import when it finds no git executable
-    except ImportError as error:
-        raise _GitUnavailable(str(error).splitlines()[0] if str(error) else "git was not found") from error
-
-    with git.Repo(toplevel) as repo:
-        try:
-            # A repository's own config could name an fsmonitor program; never let listing run it.
-            output = git.Git(listing_dir)(c="core.fsmonitor=false").ls_files(
-                "-z", "--cached", "--others", "--exclude-standard", stdout_as_string=False
-            )
-        except git.GitCommandNotFound as error:
-            raise _GitUnavailable(f"{error.command[0] if error.command else 'git'} was not found") from error
-        files = os.fsdecode(output).split("\0") if isinstance(output, bytes) else []
-        worktrees: list[_Worktree] = []
-        if os.path.isdir(os.path.join(repo.common_dir, "worktrees")):
-            worktrees = _parse_worktrees(str(repo.git.worktree("list", "--porcelain")))
-        submodules: list[str] = []
-        gitmodules = os.path.join(toplevel, ".gitmodules")
-        if os.path.isfile(gitmodules):
-            try:
-                config = str(
-                    repo.git.config("--file", gitmodules, "--null", "--get-regexp", r"^submodule\..*\.path$")
-                )
-            except git.GitCommandError:
-                config = ""  # exit status 1: no submodule has a path
-            submodules = [value for record in config.split("\0") if (value := record.partition("\n")[2])]
-    return _Listing([f for f in files if f], worktrees, submodules)
-
-
-def _parse_worktrees(porcelain: str) -> list[_Worktree]:
-    worktrees: list[_Worktree] = []
-    for block in porcelain.split("\n\n"):
-        path, unusable = None, False
-        for line in block.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "worktree":
-                path = value
-            elif key in ("bare", "prunable"):
-                unusable = True
-        if path is not None:
-            worktrees.append(_Worktree(path, main=not worktrees, usable=not unusable))
-    return worktrees
-
-
 def _enclosing_toplevel(path: str) -> str | None:
     """The nearest directory at or above ``path`` holding a ``.git`` entry (what git would open)."""
     current = path
@@ -194,19 +144,6 @@ def _sort_key(path: str) -> list[str]:
     return os.path.normcase(path).split(os.sep)
 
 
-def _short(error: Exception) -> str:
-    """A one-line reason for a GitPython failure, for a person."""
-    import git  # only reached after GitPython imported fine
-
-    if isinstance(error, git.InvalidGitRepositoryError):
-        return "it is not a valid git repository"
-    if isinstance(error, git.NoSuchPathError):
-        return "it no longer exists"
-    text = error.stderr if isinstance(error, git.GitCommandError) else str(error)
-    lines = [line.strip().removeprefix("stderr: ").strip("'") for line in str(text).splitlines()]
-    return next((line for line in lines if line), type(error).__name__)[:300]
-
-
 class _Detector:
     """One detection run: collects drafts and notices across all workspace folders."""
 
@@ -214,11 +151,18 @@ class _Detector:
         self.settings = settings
         self.ignore = frozenset(settings.ignore)
         self.use_git = settings.git
+        self.ends_at = time.monotonic() + settings.deadline
+        self.home = _home(settings.home)
         self.drafts: dict[str, _Draft] = {}
         self.notices: list[DetectionNotice] = []
         self.texts: dict[str, str | None] = {}
         """Manifest contents read so far (names and member lists read the same files)."""
-        self.broken_repos: set[str] = set()
+        self.file_notices = 0
+        self.opened: set[str] = set()
+        """Canonical paths of the editor's workspace folders: only these may be the home folder or above it."""
+        self.walk_only: set[str] = set()
+        """Repositories searched without git: git failed or timed out there, or they hold the home folder."""
+        self.deadline_noticed = False
 
     def add_folder(self, folder: WorkspaceFolder) -> _Scan | None:
         """Register an editor folder as a candidate; the search below it is returned, or ``None``."""
@@ -240,6 +184,7 @@ class _Detector:
             scan = _Scan(real, path_to_uri(real))
         except UriError as error:
             return self._skip("unsupportedFolder", label, error.detail, folder.uri)
+        self.opened.add(os.path.normcase(real))
         draft = self._add(scan, real, "workspaceFolder")
         if draft is None:
             return None
@@ -262,12 +207,23 @@ class _Detector:
             listing_dir = scan.root if toplevel != scan.root else None
             scan.queue.append(_Task(toplevel, 0, repo=True, listing_dir=listing_dir))
         while scan.queue and not scan.stopped:
+            if self._expired():
+                self._bound(scan, "deadline")
+                break
             task = scan.queue.popleft()
             if task.repo:
                 self._visit_repo(scan, task)
             else:
                 self._visit_dir(scan, task)
         self._assign_members(scan)
+
+    def _expired(self) -> bool:
+        return time.monotonic() >= self.ends_at
+
+    def _forbidden(self, path: str) -> bool:
+        """Whether ``path`` is the home folder or above it, and the editor did not open exactly it."""
+        above_home = os.path.dirname(path) == path if self.home is None else _inside(self.home, path)
+        return above_home and os.path.normcase(path) not in self.opened
 
     def _visit_dir(self, scan: _Scan, task: _Task) -> None:
         try:
@@ -296,7 +252,7 @@ class _Detector:
                     subdirs.append(entry.path)
             elif markers.is_marker(name):
                 found.add(name)
-        if has_git and task.path not in self.broken_repos:
+        if has_git and task.path not in self.walk_only:
             if self.use_git:
                 scan.queue.append(_Task(task.path, task.depth, repo=True))
                 return
@@ -310,20 +266,38 @@ class _Detector:
 
     def _visit_repo(self, scan: _Scan, task: _Task) -> None:
         listing_dir = task.listing_dir or task.path
+        if task.listing_dir is None and self._forbidden(task.path):
+            # A repository holding the home folder, met below a folder the user opened above home: its listing
+            # would be the whole home directory; look at it as plain folders, without offering it.
+            self.walk_only.add(task.path)
+            scan.queue.append(_Task(task.path, task.depth))
+            return
         try:
-            listing = _list_repository(task.path, listing_dir)
-        except _GitUnavailable as error:
+            listing = list_repository(task.path, listing_dir, self._git_timeout)
+        except GitUnavailable as error:
             self.use_git = False
             self._git_failed(scan, task, listing_dir, f"git is not available ({error})")
             return
-        except Exception as error:  # GitPython fails in many ways; every one becomes a notice and a walk
+        except GitTimedOut as error:
+            self.walk_only.add(task.path)
+            if self._expired():
+                scan.queue.append(_Task(listing_dir, task.depth))
+                self._bound(scan, "deadline")
+                return
+            reason = (
+                f"git did not finish within {error.seconds:g} s in the repository {task.path} and was stopped "
+                "(look for a named pipe or a hung mount in its .git folder, or raise the gitTimeout setting)"
+            )
+            self._git_failed(scan, task, listing_dir, reason)
+            return
+        except (GitFailed, OSError) as error:
             logger.debug("git failed in %s", task.path, exc_info=True)
-            self.broken_repos.add(task.path)
-            self._git_failed(scan, task, listing_dir, f"git could not read {task.path} ({_short(error)})")
+            self.walk_only.add(task.path)
+            self._git_failed(scan, task, listing_dir, f"git could not read {task.path} ({error})")
             return
         self._add(scan, task.path, "git", *(("submodule",) if task.submodule else ()), found=(".git",))
         self._add_worktrees(scan, listing.worktrees)
-        if task.listing_dir is not None:
+        if task.listing_dir is not None and not self._forbidden(task.path):
             self._add_own_markers(scan, task.path)
         if task.listing_dir is not None and not listing.files:
             # The folder may be ignored as a whole by an enclosing repository (a home-directory repository
@@ -346,6 +320,10 @@ class _Detector:
         if found:
             self._add_project(scan, toplevel, found)
 
+    def _git_timeout(self) -> float:
+        """Seconds the next git call may take: the gitTimeout setting, cut to what is left of the deadline."""
+        return max(min(self.settings.git_timeout, self.ends_at - time.monotonic()), 0.001)
+
     def _git_failed(self, scan: _Scan, task: _Task, listing_dir: str, reason: str) -> None:
         key = "git" if not self.use_git else f"git:{task.path}"
         if key not in scan.noticed:
@@ -355,7 +333,7 @@ class _Detector:
             )
         scan.queue.append(_Task(listing_dir, task.depth))
 
-    def _take_listing(self, scan: _Scan, task: _Task, listing_dir: str, listing: _Listing) -> None:
+    def _take_listing(self, scan: _Scan, task: _Task, listing_dir: str, listing: Listing) -> None:
         files = self._spend(scan, listing.files)
         exact, suffixes = markers.MARKER_FILES, markers.SUFFIXES
         found: dict[str, set[str]] = {}
@@ -396,13 +374,11 @@ class _Detector:
             return False
         return True
 
-    def _add_worktrees(self, scan: _Scan, worktrees: list[_Worktree]) -> None:
+    def _add_worktrees(self, scan: _Scan, worktrees: list[Worktree]) -> None:
         if not worktrees:
             return
-        main = os.path.realpath(worktrees[0].path)
+        main = worktrees[0].path if worktrees[0].main and not self._forbidden(worktrees[0].path) else None
         for worktree in worktrees:
-            if not worktree.usable:
-                continue
             try:
                 path = canonical_path(worktree.path)
             except OSError:
@@ -411,7 +387,7 @@ class _Detector:
                 continue
             kinds: tuple[CandidateKind, ...] = ("git",) if worktree.main else ("git", "worktree")
             draft = self._add(scan, path, *kinds, found=(".git",))
-            if draft is not None and not worktree.main:
+            if draft is not None and not worktree.main and main is not None:
                 draft.worktree_of = main
 
     def _add_project(self, scan: _Scan, path: str, found: Iterable[str]) -> None:
@@ -422,6 +398,9 @@ class _Detector:
     def _add(self, scan: _Scan, path: str, *kinds: CandidateKind, found: Iterable[str] = ()) -> _Draft | None:
         draft = self.drafts.get(path)
         if draft is None:
+            if self._forbidden(path):
+                logger.debug("not offering %r: it is the home folder or above it", path)
+                return None
             if len(self.drafts) >= self.settings.max_candidates:
                 self._bound(scan, "max_candidates")
                 return None
@@ -440,11 +419,16 @@ class _Detector:
         for path in scan.projects:
             found = self.drafts[path].markers
             if found & markers.WORKSPACE_MANIFESTS:
+                if self._expired():
+                    self._bound(scan, "deadline")
+                    return
                 patterns = markers.workspace_members(path, found, self._read)
                 if patterns is not None:
                     roots.append((path, patterns))
         # Shallow roots first, so the nearest enclosing workspace root is the one that sticks.
         for root, patterns in sorted(roots, key=lambda r: len(_sort_key(r[0]))):
+            if patterns.rejected:
+                self._rejected_patterns(scan, root, patterns.rejected)
             for path in scan.projects:
                 if path != root and _inside(path, root):
                     relative = os.path.relpath(path, root).replace(os.sep, "/")
@@ -460,14 +444,26 @@ class _Detector:
         scan.entries += len(entries)
         return entries
 
+    def _rejected_patterns(self, scan: _Scan, root: str, rejected: tuple[str, ...]) -> None:
+        shown = ", ".join(repr(pattern) for pattern in rejected[:3]) + (" …" if len(rejected) > 3 else "")
+        self._notice(
+            "unreadable",
+            f"Ignored {len(rejected)} workspace member pattern(s) of {root} ({shown}): not usable as globs "
+            f"(or more than {markers.MAX_PATTERNS}); fix them in its workspace manifest.",
+            scan.uri,
+        )
+
     def _bound(self, scan: _Scan, bound: _Bound) -> None:
         if bound != "max_depth":
             scan.stopped = True
+        if bound == "deadline":
+            self.deadline_noticed = True
         if bound in scan.noticed:
             return
         scan.noticed.add(bound)
-        value = getattr(self.settings, bound)
-        self._notice("boundHit", _BOUND_MESSAGES[bound].format(value=value, folder=scan.root), scan.uri)
+        value: object = getattr(self.settings, bound)
+        shown = f"{value:g}" if isinstance(value, float) else value
+        self._notice("boundHit", _BOUND_MESSAGES[bound].format(value=shown, folder=scan.root), scan.uri)
 
     def _unreadable(self, scan: _Scan, path: str) -> None:
         if "unreadable" not in scan.noticed:
@@ -484,13 +480,37 @@ class _Detector:
 
     def _read(self, path: str) -> str | None:
         if path not in self.texts:
-            self.texts[path] = markers.read_text(path)
+            try:
+                self.texts[path] = markers.read_manifest(path)
+            except RepoFileError as error:
+                self.texts[path] = None
+                self._unusable_file(error)
         return self.texts[path]
+
+    def _unusable_file(self, error: RepoFileError) -> None:
+        """One notice per unusable manifest (not for a missing one or a symlink, which are ordinary)."""
+        logger.debug("%s", error)
+        if error.problem in ("missing", "symlink"):
+            return
+        self.file_notices += 1
+        if self.file_notices <= _MAX_FILE_NOTICES:
+            message = f"Ignored the manifest {error.path}: {error.reason}."
+            if self.file_notices == _MAX_FILE_NOTICES:
+                message += " Further unusable manifests are only logged."
+            self._notice("unreadable", message, _uri_or_none(os.path.dirname(error.path)))
 
     def result(self) -> Detection:
         """The candidates, parents before children, and the notices in the order they happened."""
         candidates: list[Candidate] = []
         enclosing: list[_Draft] = []
+        read_names = not self._expired()
+        if not read_names and not self.deadline_noticed:
+            self._notice(
+                "boundHit",
+                _BOUND_MESSAGES["deadline"].format(value=f"{self.settings.deadline:g}", folder="the workspace folders")
+                + " Project names were not read.",
+                None,
+            )
         for draft in sorted(self.drafts.values(), key=lambda d: _sort_key(d.path)):
             while enclosing and not _inside(draft.path, enclosing[-1].path):
                 enclosing.pop()
@@ -502,7 +522,7 @@ class _Detector:
             candidates.append(
                 Candidate(
                     uri=draft.uri,
-                    name=markers.project_name(draft.path, draft.markers, self._read)
+                    name=(markers.project_name(draft.path, draft.markers, self._read) if read_names else None)
                     or draft.editor_name
                     or display_name(draft.path),
                     kinds=tuple(kind for kind in KIND_ORDER if kind in draft.kinds),
@@ -516,12 +536,22 @@ class _Detector:
 
     def _uri_of(self, path: str) -> str | None:
         draft = self.drafts.get(path)
-        if draft is not None:
-            return draft.uri
-        try:
-            return path_to_uri(path)
-        except UriError:
-            return None
+        return draft.uri if draft is not None else _uri_or_none(path)
+
+
+def _uri_or_none(path: str) -> str | None:
+    try:
+        return path_to_uri(path)
+    except UriError:
+        return None
+
+
+def _home(configured: str | None) -> str | None:
+    """The canonical home folder: the setting, else ``~``; ``None`` when neither names one."""
+    home = configured if configured is not None else os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.realpath(home)
 
 
 def detect(folders: Sequence[WorkspaceFolder], settings: DetectionSettings = _DEFAULT_SETTINGS) -> Detection:

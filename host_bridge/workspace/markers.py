@@ -1,8 +1,12 @@
 """Project marker files of many ecosystems: which file names mark a project, its name, its workspace members.
 
-Everything here is pure text parsing except :func:`read_text`, :func:`project_name` and
-:func:`workspace_members`, which read at most :data:`MAX_READ` bytes of a manifest. Bad, truncated or
-hostile files never raise: they yield ``None`` and the caller falls back to the directory name.
+Everything here is pure text parsing except :func:`read_manifest`, :func:`read_text`, :func:`project_name` and
+:func:`workspace_members`, which read at most :data:`MAX_READ` bytes of a manifest as a bounded regular file
+(:mod:`host_bridge.safe_read`). Manifests come from repositories and are treated as hostile: JSON and TOML
+nested deeper than :data:`MAX_NESTING` are not parsed, XML is parsed by expat through ``defusedxml`` (no DTDs,
+no entities, bounded depth), member globs are matched by ``wcmatch`` and every regular expression here runs in
+linear time. Bad, truncated or hostile content never raises: it yields ``None`` and the caller falls back to the
+directory name.
 """
 
 from __future__ import annotations
@@ -11,12 +15,17 @@ import configparser
 import json
 import os
 import re
-import stat
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, cast
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import XMLParser
+from wcmatch import glob
+
+from host_bridge.safe_read import RepoFileError, read_repo_text
 
 MAX_READ = 256 * 1024
 """Bytes of a manifest read at most; names and member lists sit near the top."""
@@ -78,9 +87,13 @@ _NAME_PRIORITY = (
 )
 
 _MAX_NAME = 200
+MAX_NESTING = 64
+"""How deeply JSON, TOML and XML manifests may nest; deeper ones are not parsed (no real manifest comes close)."""
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+_TOML_TOKEN = re.compile(r"""#[^\n]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[\[\]{}]""")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*(['"])([^'"\n]+)\1""")
-_GO_MODULE = re.compile(r"""^\s*module\s+("?)([^\s"]+)\1""", re.M)
+_GO_MODULE = re.compile(r"""^[ \t]*module[ \t]+("?)([^\s"]+)\1""", re.M)
 _GRADLE_ROOT = re.compile(r"""\brootProject\.name\s*=\s*(['"])([^'"\n]+)\1""")
 _GEMSPEC_NAME = re.compile(r"""\.name\s*=\s*(['"])([^'"\n]+)\1""")
 _MIX_APP = re.compile(r"""\bapp:\s*:"?([A-Za-z_][\w]*[?!]?)""")
@@ -91,8 +104,6 @@ _SWIFT_ANY = re.compile(r"""\bname\s*:\s*"([^"\n]+)\"""")
 _SBT_NAME = re.compile(r"""\bname\s*:=\s*"([^"\n]+)\"""")
 _ZON_NAME = re.compile(r"""\.name\s*=\s*(?:"([^"\n]+)"|\.@"([^"\n]+)"|\.([A-Za-z_]\w*))""")
 _CMAKE_PROJECT = re.compile(r"""^[ \t]*project\s*\(\s*(?:"([^"\n]+)"|([^\s)"]+))""", re.M | re.I)
-_XML_COMMENT = re.compile(r"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>", re.S)
-_XML_TAG = re.compile(r"<(/?)(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)[^<>]*?(/?)>")
 _GO_COMMENT = re.compile(r"//[^\n]*")
 _YAML_ITEM = re.compile(r"^\s*-\s*(.*?)\s*$")
 _YAML_KEY = re.compile(r"^packages\s*:\s*(.*?)\s*$")
@@ -114,35 +125,21 @@ def is_marker(file_name: str) -> bool:
     return file_name in MARKER_FILES or (file_name.endswith(SUFFIXES) and not file_name.startswith("."))
 
 
-def read_text(path: str, limit: int = MAX_READ) -> str | None:
-    """The first ``limit`` bytes of a regular file as text, or ``None`` if it cannot be read.
+def read_manifest(path: str, limit: int = MAX_READ) -> str:
+    """The first ``limit`` bytes of the manifest at ``path`` as text; :class:`RepoFileError` if it cannot be used.
 
-    Symlinks are not followed and FIFOs or devices are never opened for reading, so a hostile tree cannot
-    make detection read outside the folder or block.
+    Symlinks are not followed, FIFOs, devices and system files are refused without blocking
+    (:func:`host_bridge.safe_read.read_repo_file`), and the bytes must be UTF-8.
     """
-    flags = os.O_RDONLY
-    for optional in ("O_NOFOLLOW", "O_NONBLOCK", "O_BINARY"):
-        flags |= getattr(os, optional, 0)
+    return read_repo_text(path, limit, follow_symlinks=False, truncate=True)
+
+
+def read_text(path: str, limit: int = MAX_READ) -> str | None:
+    """:func:`read_manifest`, or ``None`` if the file cannot be used."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
+        return read_manifest(path, limit)
+    except RepoFileError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks: list[bytes] = []
-        remaining = limit
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def clean_name(value: object) -> str | None:
@@ -163,7 +160,29 @@ def _lookup(data: object, *keys: str) -> object:
     return data
 
 
+def nesting_within(text: str, token: re.Pattern[str], limit: int = MAX_NESTING) -> bool:
+    """Whether the brackets of ``text`` outside strings (and comments) nest at most ``limit`` deep.
+
+    ``token`` matches a string, a comment or one bracket; strings and comments are skipped. It runs in linear
+    time, so a parser can be spared input that would exhaust its recursion (``[`` × 100 000).
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    for match in token.finditer(text):
+        bracket = match.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > limit:
+                return False
+        elif bracket in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return True
+
+
 def _toml(text: str) -> dict[str, Any] | None:
+    if not nesting_within(text, _TOML_TOKEN):
+        return None
     try:
         return tomllib.loads(text)
     except (ValueError, RecursionError):
@@ -171,8 +190,12 @@ def _toml(text: str) -> dict[str, Any] | None:
 
 
 def _json(text: str, *, comments: bool = False) -> object:
+    if comments:
+        text = strip_json_comments(text)
+    if not nesting_within(text, _JSON_TOKEN):
+        return None
     try:
-        return json.loads(strip_json_comments(text) if comments else text)
+        return json.loads(text)
     except (ValueError, RecursionError):
         return None
 
@@ -212,20 +235,51 @@ def strip_json_comments(text: str) -> str:
     return "".join(out)
 
 
+class _Stop(Exception):
+    """Ends an XML parse early: the answer is known, or the document nests too deeply."""
+
+
+class _PomTarget:
+    """Parser target that finds ``<project>``'s own ``<artifactId>`` (depth 2; ``<parent>``'s sits deeper)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.collecting = False
+        self.text: list[str] = []
+        self.found: str | None = None
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise _Stop
+        self.collecting = self.depth == 2 and tag.rpartition("}")[2] == "artifactId"
+
+    def end(self, tag: str) -> None:
+        if self.collecting:
+            self.found = "".join(self.text)
+            raise _Stop
+        self.depth -= 1
+
+    def data(self, data: str) -> None:
+        if self.collecting:
+            self.text.append(data)
+
+    def close(self) -> None:
+        return None
+
+
 def _pom_artifact_id(text: str) -> str | None:
-    # Only <project>'s own <artifactId> (depth 2) counts; <parent>'s and dependencies' sit deeper.
-    text = _XML_COMMENT.sub("", text)
-    depth = 0
-    for match in _XML_TAG.finditer(text):
-        closing, local, self_closing = match.groups()
-        if closing:
-            depth -= 1
-        elif not self_closing:
-            depth += 1
-            if depth == 2 and local == "artifactId":
-                end = text.find("<", match.end())
-                return clean_name(text[match.end() : end if end >= 0 else None])
-    return None
+    target = _PomTarget()
+    # expat parses in linear time; defusedxml refuses DTDs and entity declarations (billion laughs, XXE).
+    parser = XMLParser(target=target, forbid_dtd=True)
+    try:
+        parser.feed(text)
+        parser.close()
+    except _Stop:
+        pass
+    except (SyntaxError, ValueError, DefusedXmlException):  # ParseError is a SyntaxError
+        pass
+    return clean_name(target.found)
 
 
 def _setup_cfg_name(text: str) -> str | None:
@@ -325,40 +379,6 @@ def project_name(
     return None
 
 
-def translate_glob(pattern: str) -> str:
-    """A workspace member glob as a regular expression over ``/``-separated relative paths.
-
-    ``*`` and ``?`` stay within one path component, ``**`` spans any number, ``[…]`` is a character class.
-    """
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and (close := pattern.find("]", i + 2)) > 0:
-            body = pattern[i + 1 : close]
-            negate = body[:1] in ("!", "^")
-            body = body[1:] if negate else body
-            body = re.sub(r"([\\\[&~|^])", r"\\\1", body)
-            out.append("[" + ("^" if negate else "") + body + "]")
-            i = close + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
 def _normalise_member(pattern: str) -> str | None:
     pattern = pattern.strip().replace("\\", "/")
     while pattern.startswith("./"):
@@ -399,19 +419,45 @@ class MemberPatterns:
         return MemberPatterns(self.include + other.include, self.exclude + other.exclude)
 
     def matches(self, relative: str) -> bool:
-        """Whether the ``/``-separated path relative to the root is a member."""
-        include, exclude = self._compiled
-        return include.fullmatch(relative) is not None and exclude.fullmatch(relative) is None
+        """Whether the ``/``-separated path relative to the root is a member.
+
+        ``*`` and ``?`` stay within one path component (and match a leading dot), ``**`` spans any number of
+        components, ``[…]`` is a character class; there is no brace expansion. Matching takes linear time.
+        """
+        matcher = self._compiled[0]
+        return matcher is not None and matcher.match(relative)
+
+    @property
+    def rejected(self) -> tuple[str, ...]:
+        """Patterns that are not used: not valid globs for the matcher, or beyond :data:`MAX_PATTERNS`."""
+        return self._compiled[1]
 
     @cached_property
-    def _compiled(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
-        return _alternation(self.include), _alternation(self.exclude)
+    def _compiled(self) -> tuple[glob.WcMatcher[str] | None, tuple[str, ...]]:
+        budget = MAX_PATTERNS
+        usable: tuple[list[str], list[str]] = ([], [])
+        rejected: list[str] = []
+        for patterns, kept in ((self.include, usable[0]), (self.exclude, usable[1])):
+            for pattern in patterns:
+                if budget <= 0:
+                    rejected.append(pattern)
+                    continue
+                budget -= 1
+                try:
+                    glob.compile(pattern, flags=_GLOB_FLAGS)
+                except Exception:  # a hostile pattern may break the matcher in any way; it only loses that one
+                    rejected.append(pattern)
+                    continue
+                kept.append(pattern)
+        include, exclude = usable
+        if not include:
+            return None, tuple(rejected)
+        return glob.compile(include, flags=_GLOB_FLAGS, exclude=exclude or None), tuple(rejected)
 
 
-def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    if not patterns:
-        return re.compile(r"(?!)")
-    return re.compile("|".join(f"(?:{translate_glob(p)})" for p in patterns))
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
+MAX_PATTERNS = 1000
+"""Member patterns used per workspace root at most (includes and excludes together)."""
 
 
 def _strings(value: object) -> list[str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from host_bridge.text import visible
 from host_bridge.wire import WireModel
 
 CandidateKind = Literal["workspaceFolder", "git", "worktree", "submodule", "project"]
@@ -30,6 +31,16 @@ class Candidate(WireModel):
     """URI of the enclosing candidate (or of the main repository, for a linked worktree)."""
     declared_uri: str | None = None
     """The URI the folder was found under when it differs from ``uri`` (it went through a symlink)."""
+
+    @field_validator("name")
+    @classmethod
+    def _visible_name(cls, name: str) -> str:
+        return visible(name)
+
+    @field_validator("markers")
+    @classmethod
+    def _visible_markers(cls, markers: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(visible(marker) for marker in markers)
 
 
 class WorkspaceFolder(WireModel):
@@ -62,7 +73,14 @@ class DetectionSettings(WireModel):
     )
     """Directory names never descended into (also inside git repositories, where they are rarely tracked)."""
     git: bool = True
-    """Use git (through GitPython) for toplevels, worktrees, submodules and ignore rules."""
+    """Use git for toplevels, worktrees, submodules and ignore rules."""
+    git_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds one git call may take; then its process group is killed and the repository searched without git."""
+    deadline: float = Field(default=20.0, gt=0, le=3600)
+    """Seconds one detection may take; then it stops and returns what it found, with a ``boundHit`` notice."""
+    home: str | None = None
+    """The user's home directory (default: ``~``): neither it nor any folder above it is offered as a candidate
+    unless it is itself a workspace folder."""
 
 
 class DetectionNotice(WireModel):
@@ -72,9 +90,14 @@ class DetectionNotice(WireModel):
     kind: Literal["unsupportedFolder", "missingFolder", "boundHit", "gitError", "unreadable"]
     """What happened."""
     message: str
-    """One sentence for a person, naming the folder and what to do."""
+    """One sentence for a person, naming the folder and what to do (invisible characters escaped)."""
     uri: str | None = None
     """The folder concerned, if any."""
+
+    @field_validator("message")
+    @classmethod
+    def _visible_message(cls, message: str) -> str:
+        return visible(message)
 
 
 class Detection(WireModel):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from host_bridge.uris import canonical_path, path_to_uri
 
@@ -51,3 +54,49 @@ def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Pa
     assert result.stdout.splitlines()[0].split() == ["NAME", "KINDS", "MARKERS", "PATH"]
     assert "  app-core" in result.stdout and "Cargo.toml" in result.stdout
     assert "vscode-remote" in result.stderr and "not supported" in result.stderr
+
+
+def processes_inside(root: Path) -> list[str]:
+    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
+    found: list[str] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /proc")
+def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git_behind(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "repo"
+    make_repo(root)
+    (root / "app").mkdir()
+    (root / "app" / "package.json").write_text(json.dumps({"name": "app"}))
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    try:
+        result = run_roots("--json", "--git-timeout", "1", str(root))
+        leftovers = processes_inside(tmp_path.resolve())
+    finally:
+        for _ in range(20):  # release any reader still blocked on the FIFO, whatever happened
+            try:
+                os.close(os.open(exclude, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                break
+
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    names = {c["name"] for c in payload["candidates"]}
+    assert names == {"repo", "app"}
+    [notice] = [n for n in payload["notices"] if n["kind"] == "gitError"]
+    assert str(root) in notice["message"]
+    assert "within 1 s in the repository" in notice["message"]
+    assert f"note: {notice['message']}" in result.stderr
+    assert leftovers == []

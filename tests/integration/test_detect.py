@@ -5,18 +5,23 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from host_bridge.uris import parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect, root_for_file
 from host_bridge.workspace.models import Candidate, Detection, DetectionSettings, WorkspaceFolder
+from host_bridge.workspace.repository import GitTimedOut, run_git
 
 Git = Callable[..., str]
 Tree = Callable[[Path, Mapping[str, str]], Path]
 Repo = Callable[..., Path]
+
+_T = TypeVar("_T")
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and permissions differ on Windows")
 
@@ -442,3 +447,304 @@ def test_a_missing_git_executable_gives_a_notice_and_the_folder_is_walked(
     [message] = notices_of(detection, "gitError")
     assert "git is not available" in message
     assert str(root) in message
+
+
+# --- What a repository controls is hostile (matrix F1–F4, F7) ---
+
+Fifos = Callable[[Path], Path]
+
+
+def processes_inside(root: Path) -> list[str]:
+    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
+    found: list[str] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
+@pytest.fixture
+def fifos() -> Iterator[Fifos]:
+    """Make FIFOs; afterwards release whatever still waits on one (a failing test must not leave git blocked)."""
+    made: list[Path] = []
+
+    def make(path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        for _ in range(20):
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                break  # ENXIO: nobody is reading
+
+
+def in_a_thread(action: Callable[[], _T], ceiling: float = 30) -> _T:
+    """``action()`` run in a worker thread that must finish within ``ceiling`` seconds (a generous bound)."""
+    outcome: list[_T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(action())
+        except BaseException as error:
+            failure.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(ceiling)
+    assert not worker.is_alive(), f"still running after {ceiling} s"
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+def test_the_home_folder_as_an_enclosing_repository_is_neither_offered_nor_listed(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    home = repo(
+        scratch / "home",
+        {".gitignore": "generated/\n", "package.json": '{"name": "dotfiles"}', "other/Cargo.toml": ""},
+    )
+    tree(home / "proj", {"pyproject.toml": '[project]\nname = "proj"\n', "generated/package.json": "{}",
+                         "web/package.json": '{"name": "web"}'})
+
+    detection = detect([folder(home / "proj")], DetectionSettings(home=str(home)))
+
+    found = by_path(detection)
+    assert set(found) == {home / "proj", home / "proj" / "web"}
+    assert found[home / "proj"].kinds == ("workspaceFolder", "project")
+    assert found[home / "proj"].parent is None
+    assert found[home / "proj" / "web"].parent == uri(home / "proj")
+
+
+def test_the_home_folder_is_taken_from_the_environment_by_default(
+    scratch: Path, repo: Repo, tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = repo(scratch / "home", {"package.json": '{"name": "dotfiles"}'})
+    tree(home / "proj", {"package.json": '{"name": "proj"}'})
+    monkeypatch.setenv("HOME", str(home))
+
+    assert set(by_path(detect([folder(home / "proj")]))) == {home / "proj"}
+
+
+def test_a_repository_above_home_is_not_offered_either(scratch: Path, repo: Repo, tree: Tree) -> None:
+    top = repo(scratch / "disk", {"package.json": '{"name": "whole-disk"}'})
+    home = tree(top / "users" / "me", {"proj/go.mod": "module example.com/proj\n"})
+
+    found = by_path(detect([folder(home / "proj")], DetectionSettings(home=str(home))))
+
+    assert set(found) == {home / "proj"}
+
+
+def test_opening_the_home_folder_itself_offers_it(scratch: Path, repo: Repo) -> None:
+    home = repo(scratch / "home", {"package.json": '{"name": "dotfiles"}', "proj/Cargo.toml": ""})
+
+    found = by_path(detect([folder(home)], DetectionSettings(home=str(home))))
+
+    assert found[home].kinds == ("workspaceFolder", "git", "project")
+    assert home / "proj" in found
+
+
+def test_a_home_repository_met_below_an_opened_parent_is_walked_without_being_offered(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    users = tree(scratch / "users", {})
+    home = repo(users / "me", {".gitignore": "*\n", "package.json": "{}"}, commit=False)
+    tree(home / "proj", {"package.json": '{"name": "proj"}'})
+
+    found = by_path(detect([folder(users)], DetectionSettings(home=str(home))))
+
+    assert set(found) == {users, home / "proj"}
+    assert found[users].kinds == ("workspaceFolder",)
+
+
+def forge_worktree_record(main: Path, name: str, target: str) -> None:
+    admin = main / ".git" / "worktrees" / name
+    admin.mkdir(parents=True)
+    (admin / "gitdir").write_text(target + "\n")
+
+
+@pytest.mark.parametrize("target", ["other", "/", "home"])
+def test_a_forged_worktree_record_offers_nothing(scratch: Path, repo: Repo, git: Git, tree: Tree, target: str) -> None:
+    main = repo(scratch / "main", {"package.json": '{"name": "app"}'})
+    git(main, "worktree", "add", "-q", str(scratch / "real-wt"), "-b", "real")
+    home = tree(scratch / "home", {"package.json": '{"name": "dotfiles"}'})
+    other = tree(scratch / "other", {"Cargo.toml": '[package]\nname = "victim"\n'})
+    forged = {"other": str(other), "/": "/", "home": str(home)}[target]
+    forge_worktree_record(main, "evil", forged)
+    assert forged in git(main, "worktree", "list", "--porcelain")  # git itself believes the record
+
+    found = by_path(detect([folder(main)], DetectionSettings(home=str(home))))
+
+    assert set(found) == {main, scratch / "real-wt"}
+    assert found[scratch / "real-wt"].kinds == ("git", "worktree")
+    assert found[scratch / "real-wt"].parent == uri(main)
+
+
+def test_a_worktree_whose_git_file_points_at_another_repository_is_not_offered(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    main = repo(scratch / "main")
+    elsewhere = repo(scratch / "elsewhere")
+    git(elsewhere, "worktree", "add", "-q", str(scratch / "theirs"), "-b", "theirs")
+    forge_worktree_record(main, "theirs", str(scratch / "theirs" / ".git"))
+
+    found = by_path(detect([folder(main)]))
+
+    assert set(found) == {main}
+
+
+def test_a_worktree_whose_git_file_is_a_symlink_is_not_offered(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    main = repo(scratch / "main")
+    git(main, "worktree", "add", "-q", str(scratch / "wt"), "-b", "wt")
+    (scratch / "wt" / ".git").unlink()
+    (scratch / "wt" / ".git").symlink_to(main / ".git" / "worktrees" / "wt")
+
+    found = by_path(detect([folder(main)]))
+
+    assert scratch / "wt" not in found
+
+
+def test_invisible_characters_in_names_are_shown_escaped(scratch: Path, tree: Tree) -> None:
+    root = tree(
+        scratch / "ws",
+        {
+            "safe\u202eexe.txt/Cargo.toml": "",
+            "a\u200bb/go.work": "go 1.22\n",
+            "named/package.json": '{"name": "evil\\u202egnp.exe\\u200b"}',
+        },
+    )
+
+    detection = detect([folder(root, "x\x1b[31mMy\u2066Workspace")])
+
+    found = by_path(detection)
+    assert found[root].name == "x\\u001b[31mMy\\u2066Workspace"
+    assert found[root / "safe\u202eexe.txt"].name == "safe\\u202eexe.txt"
+    assert found[root / "a\u200bb"].name == "a\\u200bb"
+    assert found[root / "named"].name == "evil\\u202egnp.exe\\u200b"
+    assert all(c.name.isprintable() for c in detection.candidates)
+
+
+@posix_only
+def test_manifests_that_are_fifos_links_to_system_files_or_not_utf8_give_no_name_and_one_notice_each(
+    scratch: Path, tree: Tree, fifos: Fifos
+) -> None:
+    root = tree(scratch / "ws", {"latin1/Cargo.toml": "", "ok/package.json": '{"name": "fine"}'})
+    (root / "latin1" / "Cargo.toml").write_bytes(b'[package]\nname = "caf\xe9"\n')
+    fifos(root / "pipe" / "package.json")
+    (root / "proc").mkdir()
+    (root / "proc" / "pom.xml").symlink_to("/proc/self/fd/0")
+    mono = tree(root / "mono", {"libs/a/package.json": "{}"})
+    (mono / "package.json").write_bytes(b'{"name": "\xff", "workspaces": ["libs/*"]}')
+
+    detection = in_a_thread(lambda: detect([folder(root)]))
+
+    found = by_path(detection)
+    assert found[root / "ok"].name == "fine"
+    assert found[root / "latin1"].name == "latin1"
+    assert found[root / "pipe"].name == "pipe"
+    assert found[root / "proc"].name == "proc"
+    assert found[root / "mono"].name == "mono"
+    unreadable = notices_of(detection, "unreadable")
+    assert len(unreadable) == 3
+    assert any(str(root / "latin1" / "Cargo.toml") in m and "not valid UTF-8" in m for m in unreadable)
+    assert any(str(root / "pipe" / "package.json") in m and "named pipe (FIFO)" in m for m in unreadable)
+    assert sum(str(mono / "package.json") in m for m in unreadable) == 1  # read for its name and its members
+
+
+def test_an_invalid_or_explosive_workspace_glob_costs_only_that_pattern(scratch: Path, repo: Repo) -> None:
+    root = repo(
+        scratch / "mono",
+        {
+            "package.json": '{"name": "root", "workspaces": ["[z-a]", "' + "**/" * 12 + 'b", "libs/*"]}',
+            "libs/m1/package.json": "{}",
+            "a/" * 30 + "c/package.json": "{}",
+        },
+    )
+
+    detection = in_a_thread(lambda: detect([folder(root)], DetectionSettings(max_depth=64)))
+
+    found = by_path(detection)
+    assert found[root / "libs" / "m1"].parent == uri(root)
+    assert found[root / Path(*["a"] * 30) / "c"].parent == uri(root)
+
+
+@posix_only
+def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walked(
+    scratch: Path, repo: Repo, fifos: Fifos
+) -> None:
+    root = repo(scratch / "r", {"app/package.json": '{"name": "app"}'})
+    fifos(root / ".git" / "info" / "exclude")
+
+    detection = in_a_thread(lambda: detect([folder(root)], DetectionSettings(git_timeout=1)))
+
+    assert by_path(detection)[root / "app"].name == "app"
+    [message] = notices_of(detection, "gitError")
+    assert str(root) in message
+    assert "within 1 s in the repository" in message
+    assert "gitTimeout" in message
+    assert processes_inside(scratch) == []
+
+
+@posix_only
+def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
+    scratch: Path, repo: Repo, tree: Tree, fifos: Fifos
+) -> None:
+    blocked = repo(scratch / "ws" / "blocked", {"package.json": '{"name": "blocked"}'})
+    fifos(blocked / ".git" / "info" / "exclude")
+    tree(scratch / "later", {"package.json": '{"name": "later"}'})
+
+    detection = in_a_thread(
+        lambda: detect([folder(scratch / "ws"), folder(scratch / "later")], DetectionSettings(deadline=2))
+    )
+
+    found = by_path(detection)
+    assert scratch / "ws" in found and scratch / "later" in found
+    messages = notices_of(detection, "boundHit")
+    assert messages and all("deadline setting" in m and "2 seconds" in m for m in messages)
+    assert notices_of(detection, "gitError") == []
+    assert processes_inside(scratch) == []
+
+
+def test_timeouts_and_the_deadline_have_defaults() -> None:
+    settings = DetectionSettings()
+    assert (settings.git_timeout, settings.deadline, settings.home) == (10, 20, None)
+
+
+def test_a_separate_git_dir_is_never_offered_as_the_main_worktree(scratch: Path, git: Git) -> None:
+    main = scratch / "main"
+    git(scratch, "init", "-q", "--separate-git-dir", str(scratch / "store.git"), str(main))
+    git(main, "commit", "-q", "--allow-empty", "-m", "initial")
+    git(main, "worktree", "add", "-q", str(scratch / "wt"), "-b", "wt")
+    assert f"worktree {scratch / 'store.git'}" in git(main, "worktree", "list", "--porcelain")  # git's own view
+
+    found = by_path(detect([folder(main)]))
+
+    assert set(found) == {main, scratch / "wt"}
+    assert found[scratch / "wt"].kinds == ("git", "worktree")
+
+
+@posix_only
+def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: Path, repo: Repo) -> None:
+    root = repo(scratch / "r")
+    hang = "alias.hang=!sleep 60 & sleep 60; echo never"
+
+    with pytest.raises(GitTimedOut, match=r"within 0\.5 s"):
+        in_a_thread(lambda: run_git(str(root), ["-c", hang, "hang"], 0.5))
+
+    assert processes_inside(scratch) == []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from host_bridge.safe_read import RepoFileError
 from host_bridge.workspace import markers
 from host_bridge.workspace.markers import MemberPatterns
 
@@ -224,3 +226,98 @@ def test_member_patterns_of_all_manifests_in_a_folder_are_combined(tmp_path: Pat
 def test_json_comments_are_stripped_without_touching_strings() -> None:
     text = '{"url": "http://x//y", /* a */ "list": [1, 2,], // end\n}'
     assert markers.strip_json_comments(text).replace(" ", "") == '{"url":"http://x//y","list":[1,2]\n}'
+
+
+def finishes_in_a_child(code: str, ceiling: float = 10) -> str:
+    """Run ``code`` in a fresh interpreter; its stdout if it ends within ``ceiling`` seconds, else fail.
+
+    A child, not a thread: a regular expression that backtracks holds the GIL, so no thread could time it out.
+    """
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=ceiling, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {ceiling} s")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def name_in_a_child(file_name: str, text_expression: str) -> str:
+    """The name :func:`markers.name_from_manifest` gives, computed in a child bounded in time (text built there)."""
+    call = f"markers.name_from_manifest({file_name!r}, {text_expression})"
+    code = f"from host_bridge.workspace import markers\nprint({call})"
+    return finishes_in_a_child(code)
+
+
+@pytest.mark.parametrize(
+    "pom",
+    ["'<!--' * 30_000", "'<project><a' + 'b' * 120_000", "'<project>' + '<a x=\"1\">' * 13_000"],
+    ids=["unclosed-comments", "endless-tag-name", "nested-unclosed-tags"],
+)
+def test_a_crafted_120_kb_pom_is_parsed_in_linear_time(pom: str) -> None:
+    assert name_in_a_child("pom.xml", pom) == "None"
+
+
+def test_a_pom_with_entities_or_a_dtd_gives_no_name() -> None:
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        "<project><artifactId>&b;</artifactId></project>"
+    )
+    assert markers.name_from_manifest("pom.xml", bomb) is None
+
+
+def test_a_pom_artifact_id_with_escaped_characters_is_decoded() -> None:
+    pom = "<project><artifactId>a&amp;b</artifactId></project>"
+    assert markers.name_from_manifest("pom.xml", pom) == "a&b"
+
+
+@pytest.mark.parametrize(
+    ("file_name", "text"),
+    [
+        ("package.json", "'[' * 100_000 + ']' * 100_000"),
+        ("deno.jsonc", "'{\"name\": \"x\", \"a\": ' + '[' * 100_000 + ']' * 100_000 + '}'"),
+        ("Cargo.toml", "'[package]\\nname = \"x\"\\nv = ' + '[' * 100_000 + ']' * 100_000"),
+        ("pom.xml", "'<project>' + '<a>' * 100_000 + '</a>' * 100_000 + '<artifactId>x</artifactId></project>'"),
+    ],
+    ids=["json", "jsonc", "toml", "xml"],
+)
+def test_manifests_nested_100_000_deep_give_no_name_quickly_and_never_raise(file_name: str, text: str) -> None:
+    assert name_in_a_child(file_name, text) == "None"
+
+
+def test_brackets_inside_json_strings_do_not_count_as_nesting() -> None:
+    assert markers.name_from_manifest("package.json", '{"name": "x", "d": "' + "[" * 500 + '"}') == "x"
+
+
+def test_a_go_mod_of_blank_lines_is_read_in_linear_time() -> None:
+    assert name_in_a_child("go.mod", "' \\n' * 120_000") == "None"
+
+
+def test_an_invalid_member_glob_is_set_aside_and_the_other_patterns_still_match() -> None:
+    patterns = MemberPatterns.of(["[z-a]", "packages/*"])
+    assert patterns.matches("packages/web")
+    assert not patterns.matches("z")
+    assert not patterns.matches("other")
+
+
+def test_member_globs_built_to_backtrack_are_matched_in_linear_time() -> None:
+    code = (
+        "from host_bridge.workspace.markers import MemberPatterns\n"
+        "p = MemberPatterns.of(['**/' * 12 + 'b', '*a' * 12 + 'b', '*/' * 40 + 'b'])\n"
+        "print(p.matches('a/' * 50 + 'c'), p.matches('a' * 100), p.matches('a/' * 40 + 'b'))"
+    )
+    assert finishes_in_a_child(code) == "False False True"
+
+
+def test_member_patterns_beyond_the_cap_are_reported_as_rejected() -> None:
+    patterns = MemberPatterns.of([f"p{i}" for i in range(markers.MAX_PATTERNS + 2)])
+    assert patterns.rejected == (f"p{markers.MAX_PATTERNS}", f"p{markers.MAX_PATTERNS + 1}")
+    assert patterns.matches("p0")
+
+
+def test_a_manifest_that_is_not_utf8_is_refused_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(RepoFileError, match=r"package\.json.*not valid UTF-8"):
+        markers.read_manifest(str(tmp_path / "package.json"))
+    assert markers.project_name(str(tmp_path), ["package.json"]) is None
