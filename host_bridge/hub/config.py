@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
-from host_bridge.hub.jsonc import JsoncError, loads_jsonc
+from host_bridge.jsonc import JsoncError, loads_jsonc
+from host_bridge.safe_read import RepoFileError, read_repo_text
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.wire import WireModel
 
@@ -294,21 +295,17 @@ def load_servers(
 
 
 def _read_file(path: str, key: str, problems: list[ConfigProblem]) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as error:
-        problems.append(ConfigProblem(source=path_to_uri(path), message=f"cannot read {path}: {error.strerror}"))
-        return None
+    """The ``key`` object of the config file at ``path`` (``None`` when it is missing or unusable, with a problem)."""
     source = path_to_uri(path)
-    if len(data) > MAX_CONFIG_BYTES:
-        problems.append(ConfigProblem(source=source, message=f"{path} is larger than 1 MiB; it was not read"))
+    try:
+        text = read_repo_text(path, MAX_CONFIG_BYTES)
+    except RepoFileError as error:
+        if error.problem != "missing":
+            problems.append(ConfigProblem(source=source, message=f"{error}; its servers were not loaded"))
         return None
     try:
-        document = loads_jsonc(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, JsoncError) as error:
+        document = loads_jsonc(text)
+    except JsoncError as error:
         problems.append(ConfigProblem(source=source, message=f"{path} is not valid JSON: {error}; fix the file"))
         return None
     if not isinstance(document, dict):
@@ -440,10 +437,9 @@ def _absolute_env_file(path: str, context: _Context) -> str:
 
 def _read_env_file(path: str) -> dict[str, str]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read(MAX_CONFIG_BYTES).splitlines()
-    except OSError as error:
-        raise _EntryError(f"cannot read envFile {path}: {error.strerror}") from None
+        lines = read_repo_text(path, MAX_CONFIG_BYTES).splitlines()
+    except RepoFileError as error:
+        raise _EntryError(f"envFile: {error}") from None
     values: dict[str, str] = {}
     for line in lines:
         line = line.strip()

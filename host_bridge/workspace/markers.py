@@ -12,7 +12,6 @@ directory name.
 from __future__ import annotations
 
 import configparser
-import json
 import os
 import re
 import tomllib
@@ -25,6 +24,7 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import XMLParser
 from wcmatch import glob
 
+from host_bridge.jsonc import MAX_NESTING, JsoncError, loads_json, loads_jsonc, nesting_within
 from host_bridge.safe_read import RepoFileError, read_repo_text
 
 MAX_READ = 256 * 1024
@@ -87,9 +87,6 @@ _NAME_PRIORITY = (
 )
 
 _MAX_NAME = 200
-MAX_NESTING = 64
-"""How deeply JSON, TOML and XML manifests may nest; deeper ones are not parsed (no real manifest comes close)."""
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
 _TOML_TOKEN = re.compile(r"""#[^\n]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[\[\]{}]""")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*(['"])([^'"\n]+)\1""")
@@ -160,26 +157,6 @@ def _lookup(data: object, *keys: str) -> object:
     return data
 
 
-def nesting_within(text: str, token: re.Pattern[str], limit: int = MAX_NESTING) -> bool:
-    """Whether the brackets of ``text`` outside strings (and comments) nest at most ``limit`` deep.
-
-    ``token`` matches a string, a comment or one bracket; strings and comments are skipped. It runs in linear
-    time, so a parser can be spared input that would exhaust its recursion (``[`` × 100 000).
-    """
-    if text.count("[") + text.count("{") <= limit:
-        return True
-    depth = 0
-    for match in token.finditer(text):
-        bracket = match.group()
-        if bracket in ("[", "{"):
-            depth += 1
-            if depth > limit:
-                return False
-        elif bracket in ("]", "}"):
-            depth = max(depth - 1, 0)
-    return True
-
-
 def _toml(text: str) -> dict[str, Any] | None:
     if not nesting_within(text, _TOML_TOKEN):
         return None
@@ -190,49 +167,10 @@ def _toml(text: str) -> dict[str, Any] | None:
 
 
 def _json(text: str, *, comments: bool = False) -> object:
-    if comments:
-        text = strip_json_comments(text)
-    if not nesting_within(text, _JSON_TOKEN):
-        return None
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        return loads_jsonc(text) if comments else loads_json(text)
+    except JsoncError:
         return None
-
-
-def strip_json_comments(text: str) -> str:
-    """JSONC → JSON: drop ``//`` and ``/* */`` comments and trailing commas, leaving strings intact."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    pending_comma = -1
-    while i < n:
-        c = text[i]
-        if c == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[i : end + 1])
-            pending_comma = -1
-            i = end + 1
-        elif text.startswith("//", i):
-            newline = text.find("\n", i)
-            i = n if newline < 0 else newline
-        elif text.startswith("/*", i):
-            close = text.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-        elif c in "]}" and pending_comma >= 0:
-            out[pending_comma] = ""
-            pending_comma = -1
-            out.append(c)
-            i += 1
-        else:
-            if c == ",":
-                pending_comma = len(out)
-            elif not c.isspace():
-                pending_comma = -1
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 class _Stop(Exception):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from host_bridge.hub.config import SETTINGS_SOURCE, load_servers
-from host_bridge.hub.jsonc import JsoncError, loads_jsonc
+from host_bridge.jsonc import JsoncError, loads_jsonc
 from host_bridge.uris import path_to_uri
 
 
@@ -137,7 +138,36 @@ def test_a_missing_env_file_is_a_problem_of_that_entry(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", json.dumps({"mcpServers": {"s": {"command": "srv", "envFile": "nope.env"}}}))
     result = load_servers(None, [str(tmp_path)])
     assert result.servers == ()
-    assert "cannot read envFile" in result.problems[0].message
+    assert result.problems[0].message.startswith("envFile: cannot read ")
+    assert "does not exist" in result.problems[0].message
+
+
+def test_config_files_and_env_files_that_are_not_regular_utf8_files_are_one_problem_each(tmp_path: Path) -> None:
+    """F1: a FIFO, a link to the sidecar's own input, a bad byte, a deep nest — each is one problem, nothing hangs,
+    and the user's own servers still load."""
+    fifo_folder, proc_folder, bad_env, deep = (tmp_path / n for n in ("fifo", "proc", "env", "deep"))
+    for folder in (fifo_folder, proc_folder, bad_env, deep):
+        (folder / ".vscode").mkdir(parents=True)
+    os.mkfifo(fifo_folder / ".vscode" / "mcp.json")
+    (proc_folder / ".vscode" / "mcp.json").symlink_to("/proc/self/fd/0")
+    (bad_env / "bad.env").write_bytes(b"TOKEN=ok\nOTHER=\xff\n")
+    write(bad_env / ".mcp.json", json.dumps({"mcpServers": {"e": {"command": "srv", "envFile": "bad.env"}}}))
+    (bad_env / "fd.env").symlink_to("/proc/self/fd/0")
+    write(bad_env / ".vscode" / "mcp.json", json.dumps({"servers": {"f": {"command": "srv", "envFile": "fd.env"}}}))
+    write(deep / ".mcp.json", '{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+    result = load_servers(
+        {"mine": {"command": "srv"}}, [str(f) for f in (fifo_folder, proc_folder, bad_env, deep)], home="/h"
+    )
+
+    assert [s.id for s in result.servers] == ["mine"]
+    messages = [p.message for p in result.problems]
+    assert len(messages) == 5, messages
+    assert "named pipe" in messages[0]
+    assert "/proc" in messages[1] and "never read as a repository file" in messages[1]
+    assert messages[2].startswith("envFile: cannot read") and "never read as a repository file" in messages[2]
+    assert "not valid UTF-8 (byte 0xff" in messages[3]
+    assert "nested more than 64 levels" in messages[4]
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from host_bridge.jsonc import strip_jsonc
 from host_bridge.safe_read import RepoFileError
 from host_bridge.workspace import markers
 from host_bridge.workspace.markers import MemberPatterns
@@ -225,7 +226,7 @@ def test_member_patterns_of_all_manifests_in_a_folder_are_combined(tmp_path: Pat
 
 def test_json_comments_are_stripped_without_touching_strings() -> None:
     text = '{"url": "http://x//y", /* a */ "list": [1, 2,], // end\n}'
-    assert markers.strip_json_comments(text).replace(" ", "") == '{"url":"http://x//y","list":[1,2]\n}'
+    assert strip_jsonc(text).replace(" ", "") == '{"url":"http://x//y","list":[1,2]\n}'
 
 
 def finishes_in_a_child(code: str, ceiling: float = 10) -> str:

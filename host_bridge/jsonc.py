@@ -1,9 +1,19 @@
-"""JSON with comments and trailing commas, as VS Code accepts in its settings and ``mcp.json`` files."""
+"""JSON with comments and trailing commas, as VS Code accepts in its settings and ``mcp.json`` files.
+
+The one JSON(C) reader for files a repository controls (``.vscode/mcp.json``, ``.mcp.json``, ``package.json``,
+``deno.jsonc`` …): nesting is checked in linear time before parsing, so a file nested 100 000 deep is a clear error
+instead of a ``RecursionError`` that takes the caller down.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+MAX_NESTING = 64
+"""How deeply objects and arrays may nest; no hand-written config or manifest comes close."""
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
 
 
 class JsoncError(ValueError):
@@ -50,12 +60,41 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def loads_jsonc(text: str) -> Any:
-    """Parse JSONC text; raises :class:`JsoncError` naming line and column."""
+def loads_json(text: str, *, max_depth: int = MAX_NESTING) -> Any:
+    """Parse JSON text nested at most ``max_depth`` deep; raises :class:`JsoncError` naming line and column."""
+    if not nesting_within(text, _JSON_TOKEN, max_depth):
+        raise JsoncError(f"objects and arrays are nested more than {max_depth} levels deep")
     try:
-        return json.loads(strip_jsonc(text))
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise JsoncError(f"{error.msg} at line {error.lineno} column {error.colno}") from None
+    except RecursionError:
+        raise JsoncError(f"objects and arrays are nested more than {max_depth} levels deep") from None
+
+
+def loads_jsonc(text: str, *, max_depth: int = MAX_NESTING) -> Any:
+    """Parse JSONC text (comments, trailing commas) like :func:`loads_json`."""
+    return loads_json(strip_jsonc(text), max_depth=max_depth)
+
+
+def nesting_within(text: str, token: re.Pattern[str], limit: int = MAX_NESTING) -> bool:
+    """Whether the brackets of ``text`` outside strings (and comments) nest at most ``limit`` deep.
+
+    ``token`` matches a string, a comment or one bracket; strings and comments are skipped. It runs in linear
+    time, so a parser can be spared input that would exhaust its recursion (``[`` × 100 000).
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    for match in token.finditer(text):
+        bracket = match.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > limit:
+                return False
+        elif bracket in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return True
 
 
 def _string_end(text: str, start: int) -> int:
