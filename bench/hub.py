@@ -27,12 +27,12 @@ from mcp import Client, MCPDeprecationWarning
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from sdk_baseline import walk_resources
 
-from host_bridge.consent.policy import ConsentPolicy, Decision
-from host_bridge.consent.store import ConsentStore
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.policy import Decision
+from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import ConnectionSettings, ServerStatus
-from host_bridge.hub.hub import Hub
-from host_bridge.roots import Root, RootsRegistry
+from host_bridge.hub.connection import ServerStatus
+from host_bridge.roots import Root
 from host_bridge.uris import canonical_path, path_to_uri
 from host_bridge.workspace.models import Candidate
 
@@ -59,9 +59,9 @@ class AnswerClock:
         self.all_done = anyio.Event()
         self.expected = 0
 
-    def append(self, server: str, fingerprint: str, protocol_version: str | None, roots: Sequence[Root]) -> None:
+    def append(self, identity: ServerIdentity, protocol_version: str | None, roots: Sequence[Root]) -> None:
         if self.wanted is not None and any(r.uri == self.wanted for r in roots):
-            self.done.add(server)
+            self.done.add(identity.server_id)
             if len(self.done) == self.expected:
                 self.all_done.set()
 
@@ -76,20 +76,15 @@ async def hub_round_trips(count: int, repeat: int, work: Path) -> list[float]:
         folder.mkdir()
     entries = {f"s{i}": {"command": sys.executable, "args": recorder_args(work, i)} for i in range(count)}
     servers = load_servers(entries, []).servers
-    store = ConsentStore(str(work / "storage"))
-    store.load()
-    policy = ConsentPolicy(store)
-    registry = RootsRegistry(policy, poll_interval=None)
-    policy.on_change(lambda _changed: registry.invalidate())
     clock = AnswerClock()
-    hub = Hub(policy, registry, Quiet(), audit=clock, connection_settings=ConnectionSettings())  # type: ignore[arg-type]
-    registry.set_candidates(
-        [Candidate(uri=path_to_uri(canonical_path(f)), name=f.name, kinds=("workspaceFolder",)) for f in folders]
-    )
-    hub.configure(servers)
     times: list[float] = []
-    async with anyio.create_task_group() as tasks:
-        await tasks.start(hub.run)
+    settings = CoreSettings(roots_poll_interval=None)
+    async with open_core(work / "storage", Quiet(), settings=settings, audit=clock) as core:  # type: ignore[arg-type]
+        hub, policy = core.hub, core.policy
+        core.registry.set_candidates(
+            [Candidate(uri=path_to_uri(canonical_path(f)), name=f.name, kinds=("workspaceFolder",)) for f in folders]
+        )
+        await hub.configure(servers)
         with anyio.fail_after(60):
             while not all(c.state.value == "running" for c in hub.connections):
                 await anyio.sleep(0.05)
@@ -103,11 +98,10 @@ async def hub_round_trips(count: int, repeat: int, work: Path) -> list[float]:
             )
             start = time.perf_counter()
             for server in servers:
-                policy.set(server.fingerprint, canonical_path(folder), Decision.ALLOW_SESSION, server_id=server.id)
+                policy.set(server.identity, canonical_path(folder), Decision.ALLOW_SESSION)
             with anyio.fail_after(60):
                 await clock.all_done.wait()
             times.append(time.perf_counter() - start)
-        tasks.cancel_scope.cancel()
     return times
 
 
@@ -167,15 +161,11 @@ def resources_args(count: int) -> list[str]:
 
 async def hub_listing(servers: int, count: int, repeat: int, work: Path) -> list[float]:
     entries = {f"r{i}": {"command": sys.executable, "args": resources_args(count)} for i in range(servers)}
-    store = ConsentStore(str(work / "storage-list"))
-    store.load()
-    policy = ConsentPolicy(store)
-    registry = RootsRegistry(policy, poll_interval=None)
-    hub = Hub(policy, registry, Quiet())
-    hub.configure(load_servers(entries, []).servers)
     times: list[float] = []
-    async with anyio.create_task_group() as tasks:
-        await tasks.start(hub.run)
+    settings = CoreSettings(roots_poll_interval=None)
+    async with open_core(work / "storage-list", Quiet(), settings=settings) as core:
+        hub = core.hub
+        await hub.configure(load_servers(entries, []).servers)
         with anyio.fail_after(60):
             while not all(c.state.value == "running" for c in hub.connections):
                 await anyio.sleep(0.05)
@@ -190,7 +180,6 @@ async def hub_listing(servers: int, count: int, repeat: int, work: Path) -> list
                     break
             times.append(time.perf_counter() - start)
             assert total == servers * count, total
-        tasks.cancel_scope.cancel()
     return times
 
 

@@ -1,0 +1,154 @@
+"""Benchmark one truth across windows: how fast a revoke in one editor window reaches another window's server.
+
+Two sidecars (``python -m host_bridge serve``, two editor windows) share one storage folder and run the same
+fixture server (``tests/servers/roots_recorder.py``) over the same two folders, both shared. Each round shares the
+second folder again, then window B denies it with ``hostBridge/setConsent``; the time measured runs until window
+A's server reports (on its stderr, forwarded to window A's log) that it fetched the reduced list, i.e. window A
+noticed the file change, re-computed the roots and sent ``notifications/roots/list_changed``, and the server asked
+again. The baseline is the same revoke sent to window A itself, measured in the same run.
+
+Prints the median of 10 cross-window revokes (target ≤ 1 s) and its ratio to the same-window revoke.
+
+Run: ``.venv/bin/python bench/consent.py [--repeat 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from host_bridge.lsp.server import raw_json_converter
+from host_bridge.uris import canonical_path, path_to_uri
+
+SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"
+WAIT = 60.0
+
+
+class Window(LanguageClient):
+    """One editor window: allows every folder it is asked about, keeps its log lines with their arrival time."""
+
+    def __init__(self) -> None:
+        super().__init__("bench-window", "1.0", converter_factory=raw_json_converter)
+        self.lines: list[tuple[float, str]] = []
+        self.arrived = asyncio.Event()
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)  # pyright: ignore[reportUntypedFunctionDecorator]
+        def log_message(ls: Window, params: types.LogMessageParams) -> None:
+            ls.lines.append((time.perf_counter(), params.message))
+            ls.arrived.set()
+
+        @self.feature("hostBridge/serverChanged")  # pyright: ignore[reportUntypedFunctionDecorator]
+        def server_changed(ls: Window, params: dict[str, Any]) -> None: ...
+
+        @self.feature("hostBridge/askConsent")  # pyright: ignore[reportUntypedFunctionDecorator]
+        def ask_consent(ls: Window, params: dict[str, Any]) -> dict[str, Any]:
+            return {"decisions": [{"uri": r["uri"], "decision": "allow"} for r in params["roots"]]}
+
+    async def open(self, storage: Path, folders: list[Path], record: Path) -> None:
+        await self.start_io(sys.executable, "-m", "host_bridge", "serve")  # pyright: ignore[reportUnknownMemberType]
+        assert self._server is not None and self._server.stderr is not None
+        stderr = self._server.stderr
+        self._drain = asyncio.ensure_future(_drain(stderr))
+        args = [str(SERVERS / "roots_recorder.py"), "--pin", "2025-11-25", "--record", str(record)]
+        options = {
+            "storageDir": str(storage),
+            "servers": {"rec": {"type": "stdio", "command": sys.executable, "args": args}},
+            "readWorkspaceConfig": False,
+        }
+        capabilities = types.ClientCapabilities(experimental={"hostBridge": {"consentUi": True}})
+        folders_ = [types.WorkspaceFolder(uri=path_to_uri(canonical_path(f)), name=f.name) for f in folders]
+        await self.initialize_async(
+            types.InitializeParams(
+                capabilities=capabilities, workspace_folders=folders_, initialization_options=options
+            )
+        )
+        self.initialized(types.InitializedParams())
+
+    async def until_line(self, wanted: str, after: int) -> float:
+        """When the first log line equal to ``wanted`` at index ``after`` or later arrived."""
+        async with asyncio.timeout(WAIT):
+            while True:
+                for when, line in self.lines[after:]:
+                    if line == wanted:
+                        return when
+                self.arrived.clear()
+                await self.arrived.wait()
+
+    async def set_consent(self, uri: str, decision: str) -> None:
+        params = {"server": "rec", "uri": uri, "decision": decision}
+        await self.protocol.send_request_async("hostBridge/setConsent", params)
+
+    async def close(self) -> None:
+        await asyncio.wait_for(self.shutdown_async(None), WAIT)
+        self.exit(None)
+        await asyncio.wait_for(self.stop(), WAIT)
+        await self._drain
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
+async def revoke_times(window_a: Window, revoker: Window, uri: str, repeat: int) -> list[float]:
+    """Revoke the shared ``uri`` through ``revoker`` and time until window A's server has one folder; share it
+    again before the next round."""
+    times: list[float] = []
+    for _ in range(repeat):
+        mark = len(window_a.lines)
+        start = time.perf_counter()
+        await revoker.set_consent(uri, "deny")
+        times.append(await window_a.until_line("[rec] roots: 1", mark) - start)
+        mark = len(window_a.lines)
+        await revoker.set_consent(uri, "allow")
+        await window_a.until_line("[rec] roots: 2", mark)
+    return times
+
+
+async def run(repeat: int) -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory(prefix="hb-bench-consent-") as temp:
+        work = Path(temp)
+        folders = [work / "alpha", work / "beta"]
+        for folder in folders:
+            folder.mkdir()
+        storage = work / "storage"
+        window_a, window_b = Window(), Window()
+        await window_a.open(storage, folders, work / "roots.jsonl")
+        await window_a.until_line("[rec] roots: 2", 0)
+        await window_b.open(storage, folders, work / "roots.jsonl")
+        await window_b.until_line("[rec] roots: 2", 0)
+        beta = path_to_uri(canonical_path(folders[1]))
+        try:
+            cross = await revoke_times(window_a, window_b, beta, repeat)
+            same = await revoke_times(window_a, window_a, beta, repeat)
+        finally:
+            await window_b.close()
+            await window_a.close()
+        return cross, same
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    cross, same = asyncio.run(run(args.repeat))
+    median: Callable[[list[float]], float] = statistics.median
+    verdict = "ok" if median(cross) <= 1.0 else "MISSED"
+    print(
+        f"cross-window revoke → list_changed: {median(cross) * 1000:.1f} ms (median of {args.repeat}; "
+        f"same-window {median(same) * 1000:.1f} ms, ratio {median(cross) / median(same):.2f}; target ≤ 1 s) {verdict}"
+    )
+
+
+if __name__ == "__main__":
+    main()
