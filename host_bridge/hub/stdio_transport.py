@@ -9,7 +9,9 @@ SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed mess
 
 Shutdown follows the SDK and the MCP spec: close stdin, give the server a grace period, then end its whole process
 group (on POSIX the server is started in a new session, so its pid is its group), also when the server itself exited
-at once and left children behind.
+at once and left children behind. The whole sequence takes at most :data:`STOP_SECONDS`, which fits in the sidecar's
+stop budget. Every group is registered with :mod:`host_bridge.hub.process_groups` while it may have members, and each
+server gets the parent-death signal on Linux, so that none outlives host_bridge even when it is killed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +34,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from host_bridge.hub import process_groups
+from host_bridge.procs import die_with_parent
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
@@ -43,12 +49,17 @@ _RECEIVE_BYTES = 2**20
 _RELEASE_AFTER = 2**20
 """Lines longer than this are followed by :func:`_release`."""
 _RELEASE_ID = "host-bridge/release"
-_STDIN_CLOSE_GRACE = 2.0
-"""Seconds the server has to exit on its own after its stdin closes (as the SDK allows)."""
-_GROUP_TERM_GRACE = 2.0
-"""Seconds between SIGTERM and SIGKILL for what is left of the server's process group."""
 _WRITER_FLUSH_TIMEOUT = 0.5
+"""Seconds the last messages to the server have to be written before its stdin is closed."""
+_STDIN_CLOSE_GRACE = 1.5
+"""Seconds the server has to exit on its own after its stdin closes."""
+_GROUP_TERM_GRACE = 1.0
+"""Seconds between SIGTERM and SIGKILL for what is left of the server's process group."""
+_REAP_WAIT = 0.5
+"""Seconds to wait for the killed server to be reaped."""
 _EXIT_POLL_INTERVAL = 0.01
+STOP_SECONDS = _WRITER_FLUSH_TIMEOUT + _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
+"""The longest a stop takes, from the session's end to the last SIGKILL and the server reaped."""
 
 
 class LineTooLongError(Exception):
@@ -281,7 +292,21 @@ async def _start(
 
         command = get_windows_executable_command(command)
         return await create_windows_process(command, args, env, stderr, cwd)  # pyright: ignore
-    return await anyio.open_process([command, *args], env=env, stderr=stderr, cwd=cwd, start_new_session=True)
+    # anyio.open_process takes no preexec_fn; its backend passes it on to subprocess. The child is forked here, on
+    # the event loop's thread, which lives as long as the process: the parent-death signal follows the forking thread.
+    backend = anyio.lowlevel.get_async_backend()  # pyright: ignore[reportPrivateImportUsage]
+    process = await backend.open_process(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+    )
+    process_groups.register(process.pid)
+    return process
 
 
 async def _stop(process: anyio.abc.Process) -> None:
@@ -311,13 +336,16 @@ async def _stop(process: anyio.abc.Process) -> None:
 
 
 async def _end_group(process: anyio.abc.Process) -> None:
-    """SIGTERM what is left of the server's process group, SIGKILL it after a grace period, and reap the leader.
+    """SIGTERM what is left of the server's process group, SIGKILL it after a grace period, reap the leader, and
+    forget the group: every member is dead or has been sent SIGKILL, so nothing is left to end at exit.
 
     The server leads its own group (``start_new_session``), so its pid is the group id even after it was reaped.
     """
     from mcp.os.posix.utilities import terminate_posix_process_tree
 
     await terminate_posix_process_tree(process, _GROUP_TERM_GRACE)
-    with anyio.move_on_after(_GROUP_TERM_GRACE):
+    with anyio.move_on_after(_REAP_WAIT):
         while process.returncode is None:
             await anyio.sleep(_EXIT_POLL_INTERVAL)
+    # Not on cancellation: a group that may still have live members stays registered for the exit path.
+    process_groups.unregister(process.pid)

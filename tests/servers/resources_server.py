@@ -9,7 +9,8 @@ directly; 2026-07-28 ``subscriptions/listen`` streams get the same events throug
 
 ``--fault MODE`` injects one fault; see ``FAULTS`` and ``tests/servers/README.md``. ``--record PATH`` receives
 JSON lines: ``{"cancelled": id, "reason": …}`` for every ``notifications/cancelled``, ``{"reading": id, "uri": …}``
-(hang-read), ``{"flood": {…}}`` (flood, once sent), ``{"grandchild": pid, "server": pid}`` (spawn-grandchild).
+(hang-read), ``{"flood": {…}}`` (flood, once sent), ``{"grandchild": pid, "server": pid}`` (spawn-grandchild,
+stubborn).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import argparse
 import base64
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -57,6 +60,7 @@ FAULTS = (
     "evil-list",
     "no-resources",
     "spawn-grandchild",
+    "stubborn",
     "bad-version",
 )
 LEGACY_ONLY_FAULTS = frozenset({"crash-after-initialize", "bad-version"})
@@ -513,9 +517,20 @@ def main() -> None:
     if options.fault == "hang-initialize":
         drain_stdin()
         return
-    if options.fault == "spawn-grandchild":
+    if options.fault == "stubborn":
+        # Ignored dispositions survive exec, so the grandchild ignores SIGTERM too.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if options.fault in ("spawn-grandchild", "stubborn"):
         spawn_grandchild(RecordFile(options.record))
-    anyio.run(serve, options)
+    if options.fault != "stubborn":
+        anyio.run(serve, options)
+        return
+    try:
+        anyio.run(serve, options)
+    except Exception as error:
+        logger.info("stubborn: serving ended with %r", error)
+    logger.info("stubborn: stdin closed; staying alive until killed")
+    threading.Event().wait()
 
 
 if __name__ == "__main__":

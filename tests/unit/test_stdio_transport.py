@@ -154,3 +154,9 @@ async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_let
     release = items[1]
     assert isinstance(release, SessionMessage) and isinstance(release.message, types.JSONRPCResponse)
     assert isinstance(release.message.id, str) and release.message.result == {}
+
+
+def test_a_servers_whole_stop_sequence_fits_in_the_sidecars_stop_budget() -> None:
+    from host_bridge.lsp.server import STOP_TIMEOUT
+
+    assert stdio_transport.STOP_SECONDS < STOP_TIMEOUT
