@@ -31,7 +31,6 @@ import anyio.lowlevel
 import mcp_types as types
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import process_groups
@@ -155,14 +154,16 @@ async def stdio_transport(
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
-    ``env`` is merged over the SDK's safe default environment. ``stderr`` is the write end of a pipe for the server's
+    The server gets this process's whole environment with ``env`` merged over it, as VS Code starts its MCP servers
+    (proxy, CA-certificate, npm and pip settings must reach them; the SDK's default keeps only a handful of
+    variables such as ``HOME`` and ``PATH``). ``stderr`` is the write end of a pipe for the server's
     stderr; it is closed here once the child has it (or the start failed), so its reader sees end-of-file exactly
     when the server and everything it started are gone. ``on_lost`` is called with a sentence naming ``server``
     when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
     stream end. Raises ``OSError`` when the command cannot be started.
     """
     try:
-        process = await _start(command, list(args), get_default_environment() | dict(env or {}), cwd, stderr)
+        process = await _start(command, list(args), server_environment(env), cwd, stderr)
     finally:
         os.close(stderr)
 
@@ -225,6 +226,11 @@ async def stdio_transport(
             with anyio.CancelScope(shield=True):
                 await shutdown()
             tasks.cancel_scope.cancel()
+
+
+def server_environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment a stdio server starts with: this process's, with ``env`` (the server's config) over it."""
+    return {**os.environ, **(env or {})}
 
 
 async def deliver_lines(

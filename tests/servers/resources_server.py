@@ -4,7 +4,8 @@ Serves both protocol eras (``--pin VERSION`` makes it handshake-only at that ver
 ``test://res/{i}`` (paginated), blobs ``test://blob/{n}``, templates ``test://items/{category}/{id}`` and
 ``test://search{?q}``. Control URIs make events deterministic: reading ``test://control/touch/{i}`` sends one
 ``resources/updated`` for ``test://res/{i}`` (if subscribed) and one ``resources/list_changed``; reading
-``test://control/grow`` adds a resource and sends ``list_changed``. Handshake-era subscribers get notifications
+``test://control/grow`` adds a resource and sends ``list_changed``; ``test://control/env/NAME`` reads the server's
+environment variable NAME (``(unset)`` when it has none). Handshake-era subscribers get notifications
 directly; 2026-07-28 ``subscriptions/listen`` streams get the same events through the SDK's subscription bus.
 
 ``--fault MODE`` injects one fault; see ``FAULTS`` and ``tests/servers/README.md``. ``--record PATH`` receives
@@ -83,6 +84,7 @@ FAKE_PASSWD = "root:x:0:0:fake entry served by resources_server:/root:/bin/sh\n"
 RES_RE = re.compile(r"test://res/(\d+)")
 BLOB_RE = re.compile(r"test://blob/(\d+)")
 TOUCH_RE = re.compile(r"test://control/touch/(\d+)")
+ENV_RE = re.compile(r"test://control/env/([A-Za-z_][A-Za-z0-9_]*)")
 ITEM_RE = re.compile(r"test://items/(?P<category>[^/?#]+)/(?P<id>[^/?#]+)")
 SEARCH_RE = re.compile(r"test://search(?:\?q=(?P<q>[^#]*))?")
 
@@ -324,6 +326,8 @@ class ResourcesFixture:
         if match := TOUCH_RE.fullmatch(uri):
             await self.touch(ctx.session, f"test://res/{match[1]}")
             return [text_contents(uri, f"touched test://res/{match[1]}")]
+        if match := ENV_RE.fullmatch(uri):
+            return [text_contents(uri, os.environ.get(match[1], "(unset)"))]
         if uri == "test://control/grow":
             self.count += 1
             await self.send_list_changed(ctx.session)
