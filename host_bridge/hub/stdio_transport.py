@@ -17,6 +17,7 @@ server gets the parent-death signal on Linux, so that none outlives host_bridge 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import subprocess
@@ -129,15 +130,32 @@ def parse_line(line: bytes) -> SessionMessage | Exception:
     not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
     """
     try:
-        try:
-            value = pydantic_core.from_json(line)
-        except ValueError:
-            if line.isascii():
-                raise
-            value = pydantic_core.from_json(line.decode("utf-8", "replace"))
+        value = _loads(line)
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
     except ValueError as error:
         return error
+
+
+def _loads(line: bytes) -> Any:
+    """``line`` as Python objects; raises ``ValueError`` when it is not JSON."""
+    try:
+        return pydantic_core.from_json(line)
+    except ValueError:
+        if line.isascii() and b"\\u" not in line:
+            raise
+    text = line.decode("utf-8", "replace")
+    try:
+        return pydantic_core.from_json(text)
+    except ValueError:
+        if "\\u" not in text:
+            raise
+    # A lone surrogate escape ("\\ud800") is valid JSON text that pydantic's parser refuses; refusing the line
+    # would leave its request unanswered until it times out. The standard parser keeps it as a lone surrogate.
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not valid JSON")
 
 
 @contextlib.asynccontextmanager

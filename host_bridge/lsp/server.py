@@ -138,16 +138,40 @@ class HostBridgeProtocol(LanguageServerProtocol):
         if writer is None:
             logger.error("cannot send to the editor: no transport")
             return
+        content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
         try:
-            content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
-            for piece in frame_pieces(data, self._serialize_message, content_type):
-                writer.write(piece)  # a StdoutWriter (serve), which writes and flushes synchronously
+            pieces = frame_pieces(data, self._serialize_message, content_type)
+            first = next(pieces)  # the whole body is encoded before the header is yielded
+        except Exception as error:
+            logger.exception("a message to the editor could not be encoded as JSON")
+            self._answer_unencodable(data, error)
+            return
+        try:
+            writer.write(first)  # a StdoutWriter (serve), which writes and flushes synchronously
+            for piece in pieces:
+                writer.write(piece)
         except BrokenPipeError:
             logger.info("the editor closed its end of the pipe; a message was not sent")
             raise
         except Exception as error:
             logger.exception("sending a message to the editor failed")
             self._server._report_server_error(error, JsonRpcInternalError)  # pyright: ignore[reportPrivateUsage]
+
+    def _answer_unencodable(self, data: Any, error: Exception) -> None:
+        """A response that cannot be encoded is replaced by an error, so the editor never waits for it in vain."""
+        if isinstance(data, dict):
+            message = cast(dict[str, object], data)
+            msg_id, method = message.get("id"), message.get("method")
+        else:
+            msg_id, method = cast(object, getattr(data, "id", None)), cast(object, getattr(data, "method", None))
+        if method is not None or not isinstance(msg_id, int | str) or isinstance(msg_id, bool):
+            return
+        self._send_error(
+            msg_id,
+            JsonRpcInternalError(
+                f"the sidecar could not encode its answer as JSON ({type(error).__name__}: {error}); see its log"
+            ),
+        )
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """pygls' answer to a request, except that a JSON-RPC error raised on purpose (not found, unknown
