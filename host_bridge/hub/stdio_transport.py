@@ -35,6 +35,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import process_groups
+from host_bridge.hub.limits import AnswerLimits
 from host_bridge.procs import die_with_parent
 
 logger = logging.getLogger(__name__)
@@ -122,15 +123,18 @@ class LineSplitter:
         return self.overflowed
 
 
-def parse_line(line: bytes) -> SessionMessage | Exception:
+def parse_line(line: bytes, limits: AnswerLimits | None = None) -> SessionMessage | Exception:
     """One line from the server as the SDK's message, or the parse error as a value (the SDK reader's contract).
 
     The JSON is read into Python objects once and validated with the SDK's JSON-RPC union in Python mode, which
     keeps the parsed strings instead of copying them per union member as JSON-mode validation does. A line that is
     not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
+    An answer with more items than ``limits`` allow becomes an error for its request before anything is validated.
     """
     try:
         value = _loads(line)
+        if limits is not None and (refusal := limits.check(value)) is not None:
+            return SessionMessage(refusal)
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
     except ValueError as error:
         return error
@@ -169,6 +173,7 @@ async def stdio_transport(
     server: str,
     on_lost: Callable[[str], None],
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    limits: AnswerLimits | None = None,
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
@@ -178,7 +183,8 @@ async def stdio_transport(
     stderr; it is closed here once the child has it (or the start failed), so its reader sees end-of-file exactly
     when the server and everything it started are gone. ``on_lost`` is called with a sentence naming ``server``
     when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
-    stream end. Raises ``OSError`` when the command cannot be started.
+    stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`). Raises
+    ``OSError`` when the command cannot be started.
     """
     try:
         process = await _start(command, list(args), server_environment(env), cwd, stderr)
@@ -196,7 +202,7 @@ async def stdio_transport(
         try:
             try:
                 async with read_stream_writer:
-                    await deliver_lines(process.stdout, splitter, read_stream_writer)
+                    await deliver_lines(process.stdout, splitter, read_stream_writer, limits)
             except LineTooLongError as error:
                 on_lost(
                     f"the MCP server {server!r} wrote {error} to stdout (the cap is {error.limit} bytes); "
@@ -215,6 +221,8 @@ async def stdio_transport(
         try:
             async with write_stream_reader:
                 async for session_message in write_stream_reader:
+                    if limits is not None:
+                        limits.sent(session_message.message)
                     text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((text + "\n").encode("utf-8", "replace"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -255,11 +263,12 @@ async def deliver_lines(
     stdout: anyio.abc.ByteReceiveStream,
     splitter: LineSplitter,
     sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
+    limits: AnswerLimits | None = None,
 ) -> None:
     """Read ``stdout`` to end-of-file and send each line's message (or parse error) to ``sink``, one line at a time,
     without reading ahead while a send blocks. Blank lines are skipped; an unfinished last line is dropped with a
     warning. Returns early when the session is gone; raises :class:`LineTooLongError` once the lines before an
-    over-long one are delivered."""
+    over-long one are delivered. Answers are checked against ``limits`` (see :func:`parse_line`)."""
     while True:
         try:
             chunk = await stdout.receive(_RECEIVE_BYTES)
@@ -274,7 +283,7 @@ async def deliver_lines(
             if not line or line.isspace():
                 continue
             long = len(line) > _RELEASE_AFTER
-            message = parse_line(line)
+            message = parse_line(line, limits)
             del line
             try:
                 await sink.send(message)

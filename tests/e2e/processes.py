@@ -60,3 +60,19 @@ async def until_gone(pids: Iterable[int], timeout: float) -> list[int]:
     while (pending := [pid for pid in pending if alive(pid)]) and loop.time() < deadline:
         await asyncio.sleep(0.02)
     return pending
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A memory line (``VmRSS``, ``VmHWM`` …) of ``/proc/PID/status``, in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def reset_peak(pid: int) -> int:
+    """Reset ``pid``'s resident high-water mark (``VmHWM``) to its current size; that size in KiB."""
+    with open(f"/proc/{pid}/clear_refs", "w") as clear:
+        clear.write("5")
+    return status_kib(pid, "VmRSS")

@@ -4,11 +4,14 @@ environment they start with, answers no JSON encoder of the SDK would write, and
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from pathlib import Path
 
 import anyio
 import pytest
+from processes import reset_peak, status_kib
 from test_sidecar_faults import REPO, raw_sidecar, resources_server, state_of
 
 RAW_FAULTS = REPO / "tests" / "servers" / "raw_faults.py"
@@ -48,3 +51,38 @@ async def test_answers_holding_lone_surrogates_reach_the_editor_escaped_as_valid
         texts = [content["text"] for content in read["result"]["contents"]]
         assert texts == ["short \udc00 text", "\udc00" + "y" * 70_000]
     # close() parsed every frame the sidecar wrote as JSON: the surrogates travelled as escapes.
+
+
+@pytest.mark.asyncio
+async def test_a_page_and_a_read_of_200_000_items_are_refused_clearly_while_the_sidecar_keeps_answering(
+    tmp_path: Path,
+) -> None:
+    async with raw_sidecar() as sidecar:
+        await sidecar.handshake(tmp_path, {"many": resources_server("--fault", "many-items", "--many", "200000")})
+        await sidecar.until(lambda: state_of(sidecar.statuses(), "many") == "running")
+        before = reset_peak(sidecar.pid)
+
+        listing = asyncio.ensure_future(sidecar.request("hostBridge/listResources", {"server": "many"}))
+        reading = asyncio.ensure_future(
+            sidecar.request("hostBridge/readResource", {"server": "many", "uri": "test://many/1"})
+        )
+        slowest = 0.0
+        with anyio.fail_after(30):
+            while not (listing.done() and reading.done()):
+                started = time.monotonic()
+                assert "result" in await sidecar.request("hostBridge/status", {})
+                slowest = max(slowest, time.monotonic() - started)
+        growth = (status_kib(sidecar.pid, "VmHWM") - before) / 1024
+
+        page, read = listing.result()["error"], reading.result()["error"]
+        assert page["message"] == (
+            "MCP server 'many': its resources/list answer held 200000 resources in one page, over host_bridge's "
+            "limit of 10000 per page; the page was refused (the server must split its list into pages with nextCursor)"
+        )
+        assert read["message"].startswith(
+            "MCP server 'many': its resources/read answer held 200000 content items, over host_bridge's limit of "
+            "1000 per read"
+        )
+        assert slowest < 1.0, f"hostBridge/status took {slowest:.2f} s during the attack"
+        assert growth < 200, f"the sidecar's memory grew by {growth:.0f} MiB"
+        assert state_of(sidecar.statuses(), "many") == "running"

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +62,7 @@ FAULTS = (
     "no-resources",
     "spawn-grandchild",
     "stubborn",
+    "many-items",
     "bad-version",
 )
 LEGACY_ONLY_FAULTS = frozenset({"crash-after-initialize", "bad-version"})
@@ -115,6 +116,7 @@ class Options:
     flood_list_changed: int
     record: Path | None
     pin: str | None
+    many: int = 200_000
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -134,6 +136,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     parser.add_argument("--flood-list-changed", type=int, default=1_000, help="list_changed sent by flood")
     parser.add_argument("--record", type=Path, help="append fault observations here as JSON lines")
     parser.add_argument("--pin", choices=HANDSHAKE_PROTOCOL_VERSIONS, help="handshake only, negotiating this version")
+    parser.add_argument("--many", type=int, default=200_000, help="items per answer of many-items")
     args = parser.parse_args(argv)
     return Options(
         count=args.count,
@@ -148,7 +151,26 @@ def parse_options(argv: list[str] | None = None) -> Options:
         flood_list_changed=args.flood_list_changed,
         record=args.record,
         pin=args.pin,
+        many=args.many,
     )
+
+
+def many_items(method: str | None, params: Mapping[str, Any], count: int) -> dict[str, Any] | None:
+    """many-items: a ``resources/list``, ``resources/templates/list`` or ``resources/read`` answer of ``count`` tiny
+    items in one piece, as plain JSON (SDK models for each would cost the fixture far more than the client)."""
+    def result(model: types.Result, **items: list[dict[str, str]]) -> dict[str, Any]:
+        return model.model_dump(by_alias=True, mode="json", exclude_none=True) | items
+
+    if method == "resources/list":
+        resources = [{"uri": f"test://many/{i}", "name": f"m{i}"} for i in range(count)]
+        return result(types.ListResourcesResult(resources=[]), resources=resources)
+    if method == "resources/templates/list":
+        templates = [{"uriTemplate": f"test://many/{i}/{{x}}", "name": f"t{i}"} for i in range(count)]
+        return result(types.ListResourceTemplatesResult(resource_templates=[]), resourceTemplates=templates)
+    if method == "resources/read" and str(params.get("uri", "")).startswith("test://many/"):
+        contents = [{"uri": str(params["uri"]), "text": "x"} for _ in range(count)]
+        return result(types.ReadResourceResult(contents=[]), contents=contents)
+    return None
 
 
 def res_text(index: int) -> str:
@@ -462,6 +484,8 @@ class ResourcesFixture:
         if ctx.method == "notifications/cancelled":
             params = ctx.params or {}
             self.record.write({"cancelled": params.get("requestId"), "reason": params.get("reason")})
+        if self.fault == "many-items" and (many := many_items(ctx.method, ctx.params or {}, self.options.many)):
+            return many
         result = await call_next(ctx)
         if ctx.method == "initialize" and self.fault == "bad-version" and isinstance(result, dict):
             result = {**result, "protocolVersion": self.options.answer_version}
