@@ -131,3 +131,22 @@ async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes
         for process in (kept, forgotten, reaper):
             process.kill()
             process.wait()
+
+
+async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(tmp_path: Path) -> None:
+    pid_file = tmp_path / "leader.pid"
+    host = f"""
+        import signal, subprocess
+        from host_bridge.hub import process_groups
+        leader = subprocess.Popen(["sleep", "60"], start_new_session=True, preexec_fn=lambda: signal.signal(
+            signal.SIGTERM, signal.SIG_IGN))
+        process_groups.register(leader.pid)
+        open({str(pid_file)!r}, "w").write(str(leader.pid))
+        """
+    with anyio.fail_after(20):
+        finished = await anyio.run_process([sys.executable, *child(host)], check=False)
+    assert finished.returncode == 0, finished.stderr
+    leader = int(pid_file.read_text())
+    with anyio.fail_after(5):
+        while running(leader):
+            await anyio.sleep(0.02)
