@@ -16,7 +16,7 @@ import random
 import time
 import warnings
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,12 +29,13 @@ import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig, ServerRef
 from host_bridge.hub.errors import ServerNotRunningError
+from host_bridge.hub.http_transport import http_transport
+from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root, VisibleThrough
 from host_bridge.wire import WireModel
@@ -114,6 +115,14 @@ class ConnectionSettings:
     """Malformed messages tolerated within a minute before the connection is restarted."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     """Longest line a stdio server may write to stdout; a longer one ends the connection (counted as a crash)."""
+    max_body_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """Largest decoded body (after gzip/deflate) of one HTTP response that is not an event stream; a larger one
+    fails its request."""
+    max_page_items: int = DEFAULT_MAX_PAGE_ITEMS
+    """Most resources or resource templates in one listing answer; a bigger page fails its request, before the SDK
+    builds a model per item."""
+    max_read_contents: int = DEFAULT_MAX_READ_CONTENTS
+    """Most content items in one ``resources/read`` answer; more fail the read, before the SDK builds a model each."""
     log_lines: int = 500
     """Stderr lines kept per server."""
 
@@ -348,10 +357,20 @@ class ServerConnection:
             logger.exception("[%s] connection helper failed", self.id)
 
     def _transport(self, tasks: anyio.abc.TaskGroup) -> AbstractAsyncContextManager[Any]:
-        config = self.config
+        config, settings = self.config, self.settings
+        limits = AnswerLimits(
+            self.id, max_page_items=settings.max_page_items, max_read_contents=settings.max_read_contents
+        )
         if config.transport == "http":
             assert config.url is not None
-            return _http_transport(config.url, config.headers, self.settings.request_timeout)
+            return http_transport(
+                config.url,
+                config.headers,
+                settings.request_timeout,
+                server=self.id,
+                max_body_bytes=settings.max_body_bytes,
+                limits=limits,
+            )
         assert config.command is not None
         read_fd, write_fd = os.pipe()
         tasks.start_soon(self._pump_stderr, read_fd)
@@ -363,7 +382,8 @@ class ServerConnection:
             stderr=write_fd,
             server=self.id,
             on_lost=self._lose,
-            max_line_bytes=self.settings.max_line_bytes,
+            max_line_bytes=settings.max_line_bytes,
+            limits=limits,
         )
 
     async def _pump_stderr(self, fd: int) -> None:
@@ -475,18 +495,6 @@ class ServerConnection:
         if state is not self.state or state is ServerState.FAILED:
             self.state = state
             self._events.state_changed(self)
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str], timeout: float) -> AsyncGenerator[Any]:
-    """Streamable HTTP with our headers and timeouts; the SDK does not close a client it was given."""
-    import httpx2
-
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout, read=300.0)) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
 
 
 def _root_cause(error: BaseException) -> BaseException:

@@ -43,6 +43,7 @@ from host_bridge.hub.errors import (
     ResourceTooLargeError,
     UpstreamError,
 )
+from host_bridge.hub.limits import ANSWER_OVER_LIMIT
 from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
@@ -983,7 +984,10 @@ def _call(callback: Callable[..., None], *args: str) -> None:
 
 
 def _upstream_error(server: str, error: MCPError, action: str, client: Client) -> UpstreamError:
-    """The hub error for a failed request: timeouts and a lost connection get sentences of their own."""
+    """The hub error for a failed request: timeouts, a lost connection and an answer refused for its size get
+    sentences of their own."""
+    if error.code == ANSWER_OVER_LIMIT:
+        return UpstreamError(server, error.message)
     if error.code == types.REQUEST_TIMEOUT:
         timeout = client.read_timeout_seconds
         within = f"within {timeout:g} s" if timeout is not None else "in time"

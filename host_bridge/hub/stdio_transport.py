@@ -9,14 +9,18 @@ SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed mess
 
 Shutdown follows the SDK and the MCP spec: close stdin, give the server a grace period, then end its whole process
 group (on POSIX the server is started in a new session, so its pid is its group), also when the server itself exited
-at once and left children behind.
+at once and left children behind. The whole sequence takes at most :data:`STOP_SECONDS`, which fits in the sidecar's
+stop budget. Every group is registered with :mod:`host_bridge.hub.process_groups` while it may have members, and each
+server gets the parent-death signal on Linux, so that none outlives host_bridge even when it is killed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -28,8 +32,11 @@ import anyio.lowlevel
 import mcp_types as types
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+
+from host_bridge.hub import process_groups
+from host_bridge.hub.limits import AnswerLimits
+from host_bridge.procs import die_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +50,17 @@ _RECEIVE_BYTES = 2**20
 _RELEASE_AFTER = 2**20
 """Lines longer than this are followed by :func:`_release`."""
 _RELEASE_ID = "host-bridge/release"
-_STDIN_CLOSE_GRACE = 2.0
-"""Seconds the server has to exit on its own after its stdin closes (as the SDK allows)."""
-_GROUP_TERM_GRACE = 2.0
-"""Seconds between SIGTERM and SIGKILL for what is left of the server's process group."""
 _WRITER_FLUSH_TIMEOUT = 0.5
+"""Seconds the last messages to the server have to be written before its stdin is closed."""
+_STDIN_CLOSE_GRACE = 1.5
+"""Seconds the server has to exit on its own after its stdin closes."""
+_GROUP_TERM_GRACE = 1.0
+"""Seconds between SIGTERM and SIGKILL for what is left of the server's process group."""
+_REAP_WAIT = 0.5
+"""Seconds to wait for the killed server to be reaped."""
 _EXIT_POLL_INTERVAL = 0.01
+STOP_SECONDS = _WRITER_FLUSH_TIMEOUT + _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
+"""The longest a stop takes, from the session's end to the last SIGKILL and the server reaped."""
 
 
 class LineTooLongError(Exception):
@@ -111,23 +123,43 @@ class LineSplitter:
         return self.overflowed
 
 
-def parse_line(line: bytes) -> SessionMessage | Exception:
+def parse_line(line: bytes, limits: AnswerLimits | None = None) -> SessionMessage | Exception:
     """One line from the server as the SDK's message, or the parse error as a value (the SDK reader's contract).
 
     The JSON is read into Python objects once and validated with the SDK's JSON-RPC union in Python mode, which
     keeps the parsed strings instead of copying them per union member as JSON-mode validation does. A line that is
     not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
+    An answer with more items than ``limits`` allow becomes an error for its request before anything is validated.
     """
     try:
-        try:
-            value = pydantic_core.from_json(line)
-        except ValueError:
-            if line.isascii():
-                raise
-            value = pydantic_core.from_json(line.decode("utf-8", "replace"))
+        value = _loads(line)
+        if limits is not None and (refusal := limits.check(value)) is not None:
+            return SessionMessage(refusal)
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
     except ValueError as error:
         return error
+
+
+def _loads(line: bytes) -> Any:
+    """``line`` as Python objects; raises ``ValueError`` when it is not JSON."""
+    try:
+        return pydantic_core.from_json(line)
+    except ValueError:
+        if line.isascii() and b"\\u" not in line:
+            raise
+    text = line.decode("utf-8", "replace")
+    try:
+        return pydantic_core.from_json(text)
+    except ValueError:
+        if "\\u" not in text:
+            raise
+    # A lone surrogate escape ("\\ud800") is valid JSON text that pydantic's parser refuses; refusing the line
+    # would leave its request unanswered until it times out. The standard parser keeps it as a lone surrogate.
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not valid JSON")
 
 
 @contextlib.asynccontextmanager
@@ -141,17 +173,21 @@ async def stdio_transport(
     server: str,
     on_lost: Callable[[str], None],
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    limits: AnswerLimits | None = None,
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
-    ``env`` is merged over the SDK's safe default environment. ``stderr`` is the write end of a pipe for the server's
+    The server gets this process's whole environment with ``env`` merged over it, as VS Code starts its MCP servers
+    (proxy, CA-certificate, npm and pip settings must reach them; the SDK's default keeps only a handful of
+    variables such as ``HOME`` and ``PATH``). ``stderr`` is the write end of a pipe for the server's
     stderr; it is closed here once the child has it (or the start failed), so its reader sees end-of-file exactly
     when the server and everything it started are gone. ``on_lost`` is called with a sentence naming ``server``
     when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
-    stream end. Raises ``OSError`` when the command cannot be started.
+    stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`). Raises
+    ``OSError`` when the command cannot be started.
     """
     try:
-        process = await _start(command, list(args), get_default_environment() | dict(env or {}), cwd, stderr)
+        process = await _start(command, list(args), server_environment(env), cwd, stderr)
     finally:
         os.close(stderr)
 
@@ -166,7 +202,7 @@ async def stdio_transport(
         try:
             try:
                 async with read_stream_writer:
-                    await deliver_lines(process.stdout, splitter, read_stream_writer)
+                    await deliver_lines(process.stdout, splitter, read_stream_writer, limits)
             except LineTooLongError as error:
                 on_lost(
                     f"the MCP server {server!r} wrote {error} to stdout (the cap is {error.limit} bytes); "
@@ -185,6 +221,8 @@ async def stdio_transport(
         try:
             async with write_stream_reader:
                 async for session_message in write_stream_reader:
+                    if limits is not None:
+                        limits.sent(session_message.message)
                     text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((text + "\n").encode("utf-8", "replace"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -216,15 +254,21 @@ async def stdio_transport(
             tasks.cancel_scope.cancel()
 
 
+def server_environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment a stdio server starts with: this process's, with ``env`` (the server's config) over it."""
+    return {**os.environ, **(env or {})}
+
+
 async def deliver_lines(
     stdout: anyio.abc.ByteReceiveStream,
     splitter: LineSplitter,
     sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
+    limits: AnswerLimits | None = None,
 ) -> None:
     """Read ``stdout`` to end-of-file and send each line's message (or parse error) to ``sink``, one line at a time,
     without reading ahead while a send blocks. Blank lines are skipped; an unfinished last line is dropped with a
     warning. Returns early when the session is gone; raises :class:`LineTooLongError` once the lines before an
-    over-long one are delivered."""
+    over-long one are delivered. Answers are checked against ``limits`` (see :func:`parse_line`)."""
     while True:
         try:
             chunk = await stdout.receive(_RECEIVE_BYTES)
@@ -239,7 +283,7 @@ async def deliver_lines(
             if not line or line.isspace():
                 continue
             long = len(line) > _RELEASE_AFTER
-            message = parse_line(line)
+            message = parse_line(line, limits)
             del line
             try:
                 await sink.send(message)
@@ -281,7 +325,21 @@ async def _start(
 
         command = get_windows_executable_command(command)
         return await create_windows_process(command, args, env, stderr, cwd)  # pyright: ignore
-    return await anyio.open_process([command, *args], env=env, stderr=stderr, cwd=cwd, start_new_session=True)
+    # anyio.open_process takes no preexec_fn; its backend passes it on to subprocess. The child is forked here, on
+    # the event loop's thread, which lives as long as the process: the parent-death signal follows the forking thread.
+    backend = anyio.lowlevel.get_async_backend()  # pyright: ignore[reportPrivateImportUsage]
+    process = await backend.open_process(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+    )
+    process_groups.register(process.pid)
+    return process
 
 
 async def _stop(process: anyio.abc.Process) -> None:
@@ -311,13 +369,16 @@ async def _stop(process: anyio.abc.Process) -> None:
 
 
 async def _end_group(process: anyio.abc.Process) -> None:
-    """SIGTERM what is left of the server's process group, SIGKILL it after a grace period, and reap the leader.
+    """SIGTERM what is left of the server's process group, SIGKILL it after a grace period, reap the leader, and
+    forget the group: every member is dead or has been sent SIGKILL, so nothing is left to end at exit.
 
     The server leads its own group (``start_new_session``), so its pid is the group id even after it was reaped.
     """
     from mcp.os.posix.utilities import terminate_posix_process_tree
 
     await terminate_posix_process_tree(process, _GROUP_TERM_GRACE)
-    with anyio.move_on_after(_GROUP_TERM_GRACE):
+    with anyio.move_on_after(_REAP_WAIT):
         while process.returncode is None:
             await anyio.sleep(_EXIT_POLL_INTERVAL)
+    # Not on cancellation: a group that may still have live members stays registered for the exit path.
+    process_groups.unregister(process.pid)

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator
@@ -68,7 +69,10 @@ NOT_READY = -32802
 READY_TIMEOUT = 60.0
 """Seconds a request waits for the core's first start (detection and server configs) before failing."""
 STOP_TIMEOUT = 4.0
-"""Seconds the core gets to stop every MCP server when the editor goes away."""
+"""Seconds the core gets to stop every MCP server when the editor goes away; a server's own stop sequence
+(``host_bridge.hub.stdio_transport.STOP_SECONDS``) fits in it, and whatever is left after it gets SIGKILL."""
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if sys.platform != "win32" else ()
+"""Signals that end the sidecar like ``exit`` does (stopping every MCP server first), with 128 + the signal number."""
 
 
 def raw_json_converter() -> cattrs.Converter:
@@ -134,16 +138,40 @@ class HostBridgeProtocol(LanguageServerProtocol):
         if writer is None:
             logger.error("cannot send to the editor: no transport")
             return
+        content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
         try:
-            content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
-            for piece in frame_pieces(data, self._serialize_message, content_type):
-                writer.write(piece)  # a StdoutWriter (serve), which writes and flushes synchronously
+            pieces = frame_pieces(data, self._serialize_message, content_type)
+            first = next(pieces)  # the whole body is encoded before the header is yielded
+        except Exception as error:
+            logger.exception("a message to the editor could not be encoded as JSON")
+            self._answer_unencodable(data, error)
+            return
+        try:
+            writer.write(first)  # a StdoutWriter (serve), which writes and flushes synchronously
+            for piece in pieces:
+                writer.write(piece)
         except BrokenPipeError:
             logger.info("the editor closed its end of the pipe; a message was not sent")
             raise
         except Exception as error:
             logger.exception("sending a message to the editor failed")
             self._server._report_server_error(error, JsonRpcInternalError)  # pyright: ignore[reportPrivateUsage]
+
+    def _answer_unencodable(self, data: Any, error: Exception) -> None:
+        """A response that cannot be encoded is replaced by an error, so the editor never waits for it in vain."""
+        if isinstance(data, dict):
+            message = cast(dict[str, object], data)
+            msg_id, method = message.get("id"), message.get("method")
+        else:
+            msg_id, method = cast(object, getattr(data, "id", None)), cast(object, getattr(data, "method", None))
+        if method is not None or not isinstance(msg_id, int | str) or isinstance(msg_id, bool):
+            return
+        self._send_error(
+            msg_id,
+            JsonRpcInternalError(
+                f"the sidecar could not encode its answer as JSON ({type(error).__name__}: {error}); see its log"
+            ),
+        )
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """pygls' answer to a request, except that a JSON-RPC error raised on purpose (not found, unknown
@@ -266,13 +294,14 @@ class HostBridgeServer(LanguageServer):
         self._core_task = self.spawn(own(), name="host-bridge core")
 
     async def stop_core(self) -> None:
-        """Stop every MCP server (children included); bounded by :data:`STOP_TIMEOUT`."""
+        """Stop every MCP server (children included); bounded by :data:`STOP_TIMEOUT`, after which whatever is
+        left of every server's process group gets SIGKILL."""
         self._stop.set()
         task = self._core_task
-        if task is None or task.done():
-            return
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+        kill_server_groups()
 
     async def ready_core(self) -> Core:
         """The core once it started and applied the workspace; a JSON-RPC error if it cannot."""
@@ -367,6 +396,7 @@ class HostBridgeServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout))
         reading = asyncio.ensure_future(self._read_messages(FrameReader(chunk_reader(stdin, reading_pool))))
         exiting = asyncio.ensure_future(self._exit.wait())
+        handled = self._handle_exit_signals()
         try:
             await asyncio.wait({reading, exiting}, return_when=asyncio.FIRST_COMPLETED)
             if reading.done() and not exiting.done():
@@ -381,10 +411,29 @@ class HostBridgeServer(LanguageServer):
         finally:
             self._stop_event.set()
             await self.stop_core()
+            for number in handled:
+                self._loop.remove_signal_handler(number)
             exiting.cancel()
             reading.cancel()
             reading_pool.shutdown(wait=False, cancel_futures=True)
         return self.exit_code
+
+    def _handle_exit_signals(self) -> list[int]:
+        """Let :data:`EXIT_SIGNALS` end the main loop like ``exit``; the signals handled (none off the main thread)."""
+        loop = self._loop
+        if loop is None or threading.current_thread() is not threading.main_thread():
+            return []
+
+        def on_signal(number: int) -> None:
+            logger.info("received signal %d; stopping every MCP server, then exiting", number)
+            self.request_exit(128 + number)
+
+        handled: list[int] = []
+        for number in EXIT_SIGNALS:
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                loop.add_signal_handler(number, on_signal, int(number))
+                handled.append(number)
+        return handled
 
     async def _read_messages(self, reader: FrameReader) -> None:
         """Hand every message from the editor to the protocol until the end of input."""
@@ -478,9 +527,19 @@ def run_stdio() -> NoReturn:
     except Exception:
         logger.exception("the sidecar failed")
     finally:
+        kill_server_groups()
         logging.getLogger("host_bridge").removeHandler(handler)
         with contextlib.suppress(OSError):
             protocol_out.flush()
         sys.stderr.flush()
-    # The stdin reader thread may still be blocked in read(); every MCP server is stopped already.
+    # The stdin reader thread may still be blocked in read(); every MCP server is stopped already (and os._exit
+    # skips atexit hooks, so the last kill above is the one that counts).
     os._exit(code)
+
+
+def kill_server_groups() -> None:
+    """SIGKILL whatever is left of every MCP server's process group (nothing to do if none was ever started)."""
+    if "host_bridge.hub.process_groups" in sys.modules:
+        from host_bridge.hub.process_groups import kill_all_server_groups
+
+        kill_all_server_groups()

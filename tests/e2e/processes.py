@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Iterable
+
+REAPER_SCRIPT = "_reaper.py"
+"""How the sidecar's reaper (host_bridge/hub/_reaper.py) shows in its command line."""
 
 
 def children_of(pid: int) -> list[int]:
@@ -14,6 +19,30 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def command_line(pid: int) -> list[str]:
+    """The arguments ``pid`` runs with (empty once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return [part.decode(errors="replace") for part in handle.read().split(b"\0") if part]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def is_reaper(pid: int) -> bool:
+    """Whether ``pid`` is a sidecar's reaper process."""
+    return any(part.endswith(REAPER_SCRIPT) for part in command_line(pid))
+
+
+def servers_of(pid: int) -> list[int]:
+    """Children of the sidecar ``pid`` that are MCP servers (its reaper left out)."""
+    return [child for child in children_of(pid) if not is_reaper(child)]
+
+
+def reapers_of(pid: int) -> list[int]:
+    """The sidecar ``pid``'s reaper, if it started one."""
+    return [child for child in children_of(pid) if is_reaper(child)]
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not count)."""
     try:
@@ -21,3 +50,29 @@ def alive(pid: int) -> bool:
             return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
     except FileNotFoundError:
         return False
+
+
+async def until_gone(pids: Iterable[int], timeout: float) -> list[int]:
+    """Poll ``/proc`` until none of ``pids`` runs or ``timeout`` seconds passed; those still running."""
+    pending = list(pids)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (pending := [pid for pid in pending if alive(pid)]) and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+    return pending
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A memory line (``VmRSS``, ``VmHWM`` …) of ``/proc/PID/status``, in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def reset_peak(pid: int) -> int:
+    """Reset ``pid``'s resident high-water mark (``VmHWM``) to its current size; that size in KiB."""
+    with open(f"/proc/{pid}/clear_refs", "w") as clear:
+        clear.write("5")
+    return status_kib(pid, "VmRSS")

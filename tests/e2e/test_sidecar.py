@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import BridgeClient, folder_uri, options, peer_server
 from lsprotocol import types
-from processes import alive, children_of
+from processes import alive, servers_of
 from pygls.exceptions import JsonRpcException
 
 UPDATED = "[fs] Updated allowed directories from MCP roots: "
@@ -228,7 +228,7 @@ async def test_end_of_input_stops_every_mcp_server_and_exits_zero(
     await client.until(lambda: state_of(client, "fs") == "running")
     sidecar = client._server  # pyright: ignore[reportPrivateUsage]
     assert sidecar is not None and sidecar.stdin is not None
-    mcp_children = children_of(sidecar.pid)
+    mcp_children = servers_of(sidecar.pid)
     assert mcp_children, "server-filesystem runs as a child of the sidecar"
 
     sidecar.stdin.close()

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from conftest import WAIT, BridgeClient, options
 from lsprotocol import types
-from processes import alive, children_of
+from processes import alive, servers_of
 from pygls.exceptions import JsonRpcException
 
 REPO = Path(__file__).resolve().parents[2]
@@ -319,7 +319,7 @@ async def test_e2_the_sidecar_exits_when_the_editor_process_dies_without_closing
     async with raw_sidecar() as sidecar:
         await sidecar.handshake(tmp_path, {"res": resources_server()}, process_id=editor.pid)
         await sidecar.until(lambda: state_of(sidecar.statuses(), "res") == "running")
-        mcp_children = children_of(sidecar.pid)
+        mcp_children = servers_of(sidecar.pid)
         assert mcp_children, "the fixture server runs as a child of the sidecar"
 
         editor.send_signal(signal.SIGKILL)
@@ -379,7 +379,7 @@ async def test_e3_a_huge_content_length_ends_the_connection_with_a_logged_error_
     async with raw_sidecar() as sidecar:
         await sidecar.handshake(tmp_path, {"res": resources_server()})
         await sidecar.until(lambda: state_of(sidecar.statuses(), "res") == "running")
-        mcp_children = children_of(sidecar.pid)
+        mcp_children = servers_of(sidecar.pid)
 
         sidecar.write(b"Content-Length: %d\r\n\r\n{" % 10**12)
         sidecar.send({"jsonrpc": "2.0", "id": 77, "method": "hostBridge/status"})

@@ -150,3 +150,31 @@ async def running_hub(
         core.registry.set_candidates(candidates)
         await core.hub.configure(servers)
         yield Harness(core.hub, core.policy, core.registry, recorder, storage)
+
+
+def status_kib(field: str, pid: int | str = "self") -> int:
+    """A ``VmRSS``/``VmHWM`` line of ``/proc/PID/status``, in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+class PeakGrowth:
+    """How far this process's resident memory peaked above where it stood when the block began, in MiB.
+
+    The kernel's high-water mark is reset at the start (``/proc/self/clear_refs``), so earlier tests do not count.
+    """
+
+    def __init__(self) -> None:
+        self.mib = 0.0
+
+    def __enter__(self) -> PeakGrowth:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        self._start = status_kib("VmRSS")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.mib = (status_kib("VmHWM") - self._start) / 1024

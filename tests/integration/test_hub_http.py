@@ -1,4 +1,4 @@
-"""Streamable HTTP servers through the real hub: the basics in both eras and matrix rows D1–D3.
+"""Streamable HTTP servers through the real hub: the basics in both eras, matrix rows D1–D4 and H2.
 
 Fixture servers are real processes on 127.0.0.1 (``tests/servers/http_server.py``, ``tests/servers/http_stub.py``);
 each test waits for ``{"listening": port}`` in the fixture's record file and always kills the process afterwards.
@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from hub_harness import SERVERS, Harness, configs, running_hub
+from hub_harness import SERVERS, Harness, PeakGrowth, configs, running_hub
 
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import ResourceNotFoundError, UpstreamError
@@ -251,3 +251,44 @@ async def test_d3_a_lost_session_reconnects_with_a_new_initialize_and_resubscrib
                 result = await h.hub.broker.read(SERVER_ID, "test://res/2")
                 assert result.contents[0].text == "content of res 2"
                 assert connection.starts == 2
+
+
+async def test_d4_a_gzip_bomb_is_refused_at_the_decoded_size_cap_with_bounded_memory(tmp_path: Path) -> None:
+    record = tmp_path / "stub.jsonl"
+    settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_body_bytes=2**20)
+    async with fixture_process("http_stub", record, "--gzip-bomb", "64") as stub:
+        servers = configs({SERVER_ID: http_entry(stub.port)})
+        async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+            await h.wait_running(SERVER_ID)
+
+            with PeakGrowth() as growth, pytest.raises(UpstreamError) as caught:
+                await h.hub.broker.list_resources(SERVER_ID)
+
+            assert recorded(record, "bomb") == ["resources/list"]
+            assert "sent a response body of more than 1048576 bytes once decoded" in caught.value.message
+            assert caught.value.message.startswith("MCP server 'web': ")
+            assert growth.mib < 32, f"a 64 MB gzip bomb grew memory by {growth.mib:.0f} MiB"
+            assert h.state(SERVER_ID) == "running"
+
+
+async def test_h2_a_page_or_a_read_with_too_many_items_over_http_fails_clearly(tmp_path: Path) -> None:
+    record = tmp_path / "server.jsonl"
+    settings = ConnectionSettings(initialize_timeout=20, request_timeout=20, max_page_items=1000, max_read_contents=10)
+    # 15 000 tiny items stay under the SDK's own cap on one server-sent event (1 MiB).
+    async with fixture_process("http_server", record, "--many-items", "15000") as server:
+        servers = configs({SERVER_ID: http_entry(server.port)})
+        async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+            await h.wait_running(SERVER_ID)
+
+            with pytest.raises(UpstreamError) as page:
+                await h.hub.broker.list_resources(SERVER_ID)
+            with pytest.raises(UpstreamError) as read:
+                await h.hub.broker.read(SERVER_ID, "test://many/1")
+
+            assert "its resources/list answer held 15000 resources in one page, over host_bridge's limit of 1000" in (
+                page.value.message
+            )
+            assert "its resources/read answer held 15000 content items, over host_bridge's limit of 10 per read" in (
+                read.value.message
+            )
+            assert (await h.hub.broker.read(SERVER_ID, "test://res/1")).contents[0].text == "content of res 1"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -13,11 +15,21 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from host_bridge.hub import process_groups
 from host_bridge.hub.stdio_transport import stdio_transport
 
 pytestmark = pytest.mark.anyio
 
 HELLO = '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}'
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
 
 
 def child(body: str) -> list[str]:
@@ -74,8 +86,7 @@ async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_g
         # The grandchild held stderr too; end-of-file proves the whole process group was ended.
         assert await anyio.to_thread.run_sync(os.read, read_fd, 100) == b""
     os.close(read_fd)
-    with pytest.raises(ProcessLookupError):
-        os.kill(int(pid_file.read_text()), 0)
+    assert not running(int(pid_file.read_text())), "a zombie left for init to reap is not running"
 
 
 async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_end() -> None:
@@ -85,3 +96,57 @@ async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_en
             pass
     assert os.read(read_fd, 10) == b""
     os.close(read_fd)
+
+
+async def test_a_running_server_group_is_registered_until_the_transport_has_ended_it() -> None:
+    before = process_groups.live_groups()
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    with anyio.fail_after(20):
+        async with stdio_transport(
+            sys.executable, child("import sys; sys.stdin.read()"), stderr=write_fd, server="plain", on_lost=print
+        ):
+            (pgid,) = process_groups.live_groups() - before
+            assert os.getpgid(pgid) == pgid, "the server leads its own process group"
+            assert process_groups.reaper_pid() is not None, "the reaper is started with the first server"
+        assert pgid not in process_groups.live_groups()
+
+
+async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes_and_spares_forgotten_ones() -> None:
+    def leader() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+    kept, forgotten = leader(), leader()
+    reaper_script = Path(process_groups.__file__).with_name("_reaper.py")
+    reaper = subprocess.Popen([sys.executable, "-I", "-S", str(reaper_script)], stdin=subprocess.PIPE)
+    try:
+        assert reaper.stdin is not None
+        reaper.stdin.write(f"+{kept.pid}\n+{forgotten.pid}\nnot a line\n-{forgotten.pid}\n".encode())
+        reaper.stdin.close()
+        with anyio.fail_after(10):
+            assert await anyio.to_thread.run_sync(kept.wait) == -signal.SIGKILL
+            assert await anyio.to_thread.run_sync(reaper.wait) == 0
+        assert forgotten.poll() is None
+    finally:
+        for process in (kept, forgotten, reaper):
+            process.kill()
+            process.wait()
+
+
+async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(tmp_path: Path) -> None:
+    pid_file = tmp_path / "leader.pid"
+    host = f"""
+        import signal, subprocess
+        from host_bridge.hub import process_groups
+        leader = subprocess.Popen(["sleep", "60"], start_new_session=True, preexec_fn=lambda: signal.signal(
+            signal.SIGTERM, signal.SIG_IGN))
+        process_groups.register(leader.pid)
+        open({str(pid_file)!r}, "w").write(str(leader.pid))
+        """
+    with anyio.fail_after(20):
+        finished = await anyio.run_process([sys.executable, *child(host)], check=False)
+    assert finished.returncode == 0, finished.stderr
+    leader = int(pid_file.read_text())
+    with anyio.fail_after(5):
+        while running(leader):
+            await anyio.sleep(0.02)

@@ -53,6 +53,7 @@ def parse_options(argv: list[str] | None = None) -> tuple[Options, int]:
     parser.add_argument("--page-size", type=int, default=10, help="resources per resources/list page")
     parser.add_argument("--record", type=Path, help="append observations here as JSON lines")
     parser.add_argument("--pin", choices=HANDSHAKE_PROTOCOL_VERSIONS, help="handshake only, negotiating this version")
+    parser.add_argument("--many-items", type=int, metavar="N", help="resources_server's many-items fault with N items")
     args = parser.parse_args(argv)
     options = Options(
         count=args.count,
@@ -60,13 +61,14 @@ def parse_options(argv: list[str] | None = None) -> tuple[Options, int]:
         not_found_code=-32002,
         update_every=None,
         list_changed=False,
-        fault=None,
+        fault="many-items" if args.many_items is not None else None,
         answer_version="",
         big_mb=0.0,
         flood_updates=0,
         flood_list_changed=0,
         record=args.record,
         pin=args.pin,
+        many=args.many_items or 0,
     )
     return options, args.port
 

@@ -8,6 +8,9 @@ Listens on ``127.0.0.1:PORT`` (``--port 0``, the default, picks a free port) and
   answered ``200`` with ``Content-Type: text/event-stream``, one SSE comment, and then the connection is closed in
   the middle of the chunked body, without a response. ``GET`` (the standalone stream) gets 405, ``DELETE`` 200.
 * ``--redirect-to URL`` (D2): every request, whatever its method, is answered ``307`` with ``Location: URL``.
+* ``--gzip-bomb MB`` (D4, H2): as the default mode up to ``initialize``; every later request is answered ``200``
+  ``application/json`` with ``Content-Encoding: gzip``: a valid JSON-RPC answer (an empty list) followed by MB
+  megabytes of spaces, which compress about a thousandfold.
 
 ``--record PATH`` receives JSON lines: ``{"listening": port}`` once bound, then one
 ``{"request": {"http": "POST", "path": "/mcp", "method": "initialize" | null, "host": "127.0.0.1:…"}}`` per HTTP
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +44,11 @@ REASONS = {200: "OK", 202: "Accepted", 307: "Temporary Redirect", 400: "Bad Requ
 class Stub:
     """Answers each connection's requests in order, per the mode."""
 
-    def __init__(self, record: RecordFile, version: str, redirect_to: str | None) -> None:
+    def __init__(self, record: RecordFile, version: str, redirect_to: str | None, gzip_bomb_mb: float = 0) -> None:
         self.record = record
         self.version = version
         self.redirect_to = redirect_to
+        self.gzip_bomb_mb = gzip_bomb_mb
         self.sessions = 0
 
     async def handle(self, stream: anyio.abc.SocketStream) -> None:
@@ -112,6 +117,12 @@ class Stub:
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             await stream.send(json_response(answer, {"Mcp-Session-Id": f"stub-session-{self.sessions}"}))
             return True
+        if self.gzip_bomb_mb:
+            self.record.write({"bomb": rpc_method})
+            bomb = gzip_bomb(message["id"], int(self.gzip_bomb_mb * 2**20))
+            headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+            await stream.send(response(200, headers, bomb))
+            return True
         self.record.write({"dropped": rpc_method})
         logger.info("http_stub: dropping the SSE stream of %s", rpc_method)
         await stream.send(
@@ -119,6 +130,18 @@ class Stub:
             b"Transfer-Encoding: chunked\r\n\r\n" + chunk(b": stub\n\n")
         )
         return False
+
+
+def gzip_bomb(request_id: Any, padding: int) -> bytes:
+    """Gzip of a JSON-RPC answer to ``request_id`` followed by ``padding`` spaces, compressed a piece at a time."""
+    answer = {"jsonrpc": "2.0", "id": request_id, "result": {"resources": [], "resourceTemplates": [], "contents": []}}
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(json.dumps(answer).encode())]
+    spaces = b" " * 2**20
+    for start in range(0, padding, len(spaces)):
+        parts.append(packer.compress(spaces[: padding - start]))
+    parts.append(packer.flush())
+    return b"".join(parts)
 
 
 def parse_json(body: bytes) -> Any:
@@ -164,8 +187,9 @@ def main() -> None:
     parser.add_argument("--record", type=Path, help="append observations here as JSON lines")
     parser.add_argument("--version", default="2025-11-25", help="protocolVersion answered to initialize")
     parser.add_argument("--redirect-to", metavar="URL", help="answer every request with 307 to URL")
+    parser.add_argument("--gzip-bomb", type=float, metavar="MB", default=0, help="answer with MB of gzipped padding")
     args = parser.parse_args()
-    anyio.run(serve, args.port, Stub(RecordFile(args.record), args.version, args.redirect_to))
+    anyio.run(serve, args.port, Stub(RecordFile(args.record), args.version, args.redirect_to, args.gzip_bomb))
 
 
 if __name__ == "__main__":

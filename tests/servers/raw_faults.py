@@ -18,10 +18,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO, cast
 
-MODES = ("garbage", "badutf8", "huge-line", "no-newline", "late-response", "version", "stdout-log")
+MODES = ("garbage", "badutf8", "huge-line", "no-newline", "late-response", "version", "stdout-log", "lone-surrogate")
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_VERSION = "2025-06-18"
 CHUNK = 1 << 16
+LONE_SURROGATE = "\ud800"
+"""Valid in JSON text as the escape ``\\ud800`` (json.dumps writes it so), but not a Unicode character."""
 UNKNOWN_IDS = (987654, "no-such-id")
 """Ids of the responses late-response sends for requests that never existed."""
 
@@ -157,6 +159,8 @@ class RawServer:
             self.garbage_answer(request_id, {"resources": [resource("ok")]}, lambda tag: {"resources": [resource(tag)]})
         elif self.mode == "huge-line":
             self.huge_answer(request_id)
+        elif self.mode == "lone-surrogate":
+            self.result(request_id, {"resources": [{**resource("1"), "name": f"lone {LONE_SURROGATE} surrogate"}]})
         else:
             if self.mode == "badutf8":
                 self.write_raw(b"\xff\xfe\n")
@@ -171,7 +175,10 @@ class RawServer:
         self.result(request_id, self.read_result(params.get("uri", "")))
 
     def read_result(self, uri: str) -> Message:
-        """The text contents of ``uri``."""
+        """The text contents of ``uri`` (lone-surrogate: with a lone low surrogate, once short, once over 64 KiB)."""
+        if self.mode == "lone-surrogate":
+            texts = ["short \udc00 text", "\udc00" + "y" * 70_000]
+            return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text} for text in texts]}
         return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"raw content of {uri}"}]}
 
     def answer_late(self, request_id: RequestId) -> None:

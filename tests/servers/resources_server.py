@@ -4,12 +4,14 @@ Serves both protocol eras (``--pin VERSION`` makes it handshake-only at that ver
 ``test://res/{i}`` (paginated), blobs ``test://blob/{n}``, templates ``test://items/{category}/{id}`` and
 ``test://search{?q}``. Control URIs make events deterministic: reading ``test://control/touch/{i}`` sends one
 ``resources/updated`` for ``test://res/{i}`` (if subscribed) and one ``resources/list_changed``; reading
-``test://control/grow`` adds a resource and sends ``list_changed``. Handshake-era subscribers get notifications
+``test://control/grow`` adds a resource and sends ``list_changed``; ``test://control/env/NAME`` reads the server's
+environment variable NAME (``(unset)`` when it has none). Handshake-era subscribers get notifications
 directly; 2026-07-28 ``subscriptions/listen`` streams get the same events through the SDK's subscription bus.
 
 ``--fault MODE`` injects one fault; see ``FAULTS`` and ``tests/servers/README.md``. ``--record PATH`` receives
 JSON lines: ``{"cancelled": id, "reason": …}`` for every ``notifications/cancelled``, ``{"reading": id, "uri": …}``
-(hang-read), ``{"flood": {…}}`` (flood, once sent), ``{"grandchild": pid, "server": pid}`` (spawn-grandchild).
+(hang-read), ``{"flood": {…}}`` (flood, once sent), ``{"grandchild": pid, "server": pid}`` (spawn-grandchild,
+stubborn).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import argparse
 import base64
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +61,8 @@ FAULTS = (
     "evil-list",
     "no-resources",
     "spawn-grandchild",
+    "stubborn",
+    "many-items",
     "bad-version",
 )
 LEGACY_ONLY_FAULTS = frozenset({"crash-after-initialize", "bad-version"})
@@ -79,6 +85,7 @@ FAKE_PASSWD = "root:x:0:0:fake entry served by resources_server:/root:/bin/sh\n"
 RES_RE = re.compile(r"test://res/(\d+)")
 BLOB_RE = re.compile(r"test://blob/(\d+)")
 TOUCH_RE = re.compile(r"test://control/touch/(\d+)")
+ENV_RE = re.compile(r"test://control/env/([A-Za-z_][A-Za-z0-9_]*)")
 ITEM_RE = re.compile(r"test://items/(?P<category>[^/?#]+)/(?P<id>[^/?#]+)")
 SEARCH_RE = re.compile(r"test://search(?:\?q=(?P<q>[^#]*))?")
 
@@ -109,6 +116,7 @@ class Options:
     flood_list_changed: int
     record: Path | None
     pin: str | None
+    many: int = 200_000
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
@@ -128,6 +136,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     parser.add_argument("--flood-list-changed", type=int, default=1_000, help="list_changed sent by flood")
     parser.add_argument("--record", type=Path, help="append fault observations here as JSON lines")
     parser.add_argument("--pin", choices=HANDSHAKE_PROTOCOL_VERSIONS, help="handshake only, negotiating this version")
+    parser.add_argument("--many", type=int, default=200_000, help="items per answer of many-items")
     args = parser.parse_args(argv)
     return Options(
         count=args.count,
@@ -142,7 +151,26 @@ def parse_options(argv: list[str] | None = None) -> Options:
         flood_list_changed=args.flood_list_changed,
         record=args.record,
         pin=args.pin,
+        many=args.many,
     )
+
+
+def many_items(method: str | None, params: Mapping[str, Any], count: int) -> dict[str, Any] | None:
+    """many-items: a ``resources/list``, ``resources/templates/list`` or ``resources/read`` answer of ``count`` tiny
+    items in one piece, as plain JSON (SDK models for each would cost the fixture far more than the client)."""
+    def result(model: types.Result, **items: list[dict[str, str]]) -> dict[str, Any]:
+        return model.model_dump(by_alias=True, mode="json", exclude_none=True) | items
+
+    if method == "resources/list":
+        resources = [{"uri": f"test://many/{i}", "name": f"m{i}"} for i in range(count)]
+        return result(types.ListResourcesResult(resources=[]), resources=resources)
+    if method == "resources/templates/list":
+        templates = [{"uriTemplate": f"test://many/{i}/{{x}}", "name": f"t{i}"} for i in range(count)]
+        return result(types.ListResourceTemplatesResult(resource_templates=[]), resourceTemplates=templates)
+    if method == "resources/read" and str(params.get("uri", "")).startswith("test://many/"):
+        contents = [{"uri": str(params["uri"]), "text": "x"} for _ in range(count)]
+        return result(types.ReadResourceResult(contents=[]), contents=contents)
+    return None
 
 
 def res_text(index: int) -> str:
@@ -320,6 +348,8 @@ class ResourcesFixture:
         if match := TOUCH_RE.fullmatch(uri):
             await self.touch(ctx.session, f"test://res/{match[1]}")
             return [text_contents(uri, f"touched test://res/{match[1]}")]
+        if match := ENV_RE.fullmatch(uri):
+            return [text_contents(uri, os.environ.get(match[1], "(unset)"))]
         if uri == "test://control/grow":
             self.count += 1
             await self.send_list_changed(ctx.session)
@@ -454,6 +484,8 @@ class ResourcesFixture:
         if ctx.method == "notifications/cancelled":
             params = ctx.params or {}
             self.record.write({"cancelled": params.get("requestId"), "reason": params.get("reason")})
+        if self.fault == "many-items" and (many := many_items(ctx.method, ctx.params or {}, self.options.many)):
+            return many
         result = await call_next(ctx)
         if ctx.method == "initialize" and self.fault == "bad-version" and isinstance(result, dict):
             result = {**result, "protocolVersion": self.options.answer_version}
@@ -513,9 +545,20 @@ def main() -> None:
     if options.fault == "hang-initialize":
         drain_stdin()
         return
-    if options.fault == "spawn-grandchild":
+    if options.fault == "stubborn":
+        # Ignored dispositions survive exec, so the grandchild ignores SIGTERM too.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if options.fault in ("spawn-grandchild", "stubborn"):
         spawn_grandchild(RecordFile(options.record))
-    anyio.run(serve, options)
+    if options.fault != "stubborn":
+        anyio.run(serve, options)
+        return
+    try:
+        anyio.run(serve, options)
+    except Exception as error:
+        logger.info("stubborn: serving ended with %r", error)
+    logger.info("stubborn: stdin closed; staying alive until killed")
+    threading.Event().wait()
 
 
 if __name__ == "__main__":

@@ -103,3 +103,29 @@ def test_a_long_string_of_a_read_result_is_written_in_pieces_no_longer_than_a_sl
 def test_a_message_that_is_not_a_read_result_is_encoded_in_one_piece_without_a_walk() -> None:
     message = {"jsonrpc": "2.0", "id": 1, "result": {"items": [{"uri": BLOB}]}}
     assert list(frame_pieces(message, default, CONTENT_TYPE))[1:] == [json.dumps(message).encode()]
+
+
+class Capture:
+    """Stands in for the sidecar's stdout writer."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+def test_an_answer_that_cannot_be_encoded_is_replaced_by_an_error_so_the_editor_is_not_left_waiting() -> None:
+    from host_bridge.lsp.server import create_server
+
+    protocol = create_server().protocol
+    out = Capture()
+    protocol.set_writer(out)  # pyright: ignore[reportArgumentType]
+
+    protocol._send_data({"jsonrpc": "2.0", "id": 7, "result": {"odd": object()}})  # pyright: ignore[reportPrivateUsage]
+
+    header, _, body = bytes(out.data).partition(b"\r\n\r\n")
+    answer = json.loads(body)
+    assert header.startswith(b"Content-Length: %d" % len(body))
+    assert answer["id"] == 7 and answer["error"]["code"] == -32603
+    assert "could not encode its answer as JSON" in answer["error"]["message"]

@@ -154,3 +154,23 @@ async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_let
     release = items[1]
     assert isinstance(release, SessionMessage) and isinstance(release.message, types.JSONRPCResponse)
     assert isinstance(release.message.id, str) and release.message.result == {}
+
+
+def test_a_servers_whole_stop_sequence_fits_in_the_sidecars_stop_budget() -> None:
+    from host_bridge.lsp.server import STOP_TIMEOUT
+
+    assert stdio_transport.STOP_SECONDS < STOP_TIMEOUT
+
+
+def test_a_lone_surrogate_escape_is_valid_json_and_reaches_the_session_as_a_lone_surrogate() -> None:
+    for line in (b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "a\\ud800b"}}',
+                 '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é\\udc00"}}'.encode()):
+        (message,) = [parse_line(line)]
+        assert not isinstance(message, Exception), message
+        assert isinstance(message.message, types.JSONRPCNotification) and message.message.params is not None
+        assert message.message.params["data"] in ("a\ud800b", "é\udc00")
+
+
+def test_a_line_with_an_escape_that_is_still_not_json_is_a_parse_error() -> None:
+    assert isinstance(parse_line(b'{"data": "\\ud800", NaN}'), ValueError)
+    assert isinstance(parse_line(b'{"jsonrpc": "2.0", "id": NaN, "result": {}, "x": "\\ud800"}'), ValueError)
