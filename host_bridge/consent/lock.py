@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 import sys
-import time
+import threading
 from pathlib import Path
 from types import TracebackType
 
@@ -145,16 +145,12 @@ class FileLock:
     def __enter__(self) -> FileLock:
         fd = open_private(self.path, os.O_RDWR | os.O_CREAT)
         try:
-            deadline = time.monotonic() + self.timeout
-            pause = 0.002
-            while not _try_lock(fd):
-                if time.monotonic() >= deadline:
-                    raise LockTimeoutError(self.path, self.timeout)
-                time.sleep(pause)
-                pause = min(pause * 2, 0.05)
+            locked = _try_lock(fd)
         except BaseException:
             os.close(fd)
             raise
+        if not locked and not _wait_for_lock(fd, self.timeout):
+            raise LockTimeoutError(self.path, self.timeout)
         self._fd = fd
         return self
 
@@ -170,7 +166,54 @@ class FileLock:
             os.close(fd)
 
 
+def _wait_for_lock(fd: int, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for the lock on ``fd``; whether it was taken.
+
+    The wait is a blocking lock call in a helper thread (the kernel queues waiters, so a busy lock is handed on
+    in turn instead of going to whoever polls at the right moment). On a time-out the helper owns ``fd``: it
+    releases the lock if it gets it later and closes ``fd`` either way. On success the caller owns ``fd``; on
+    failure the caller must not touch it.
+    """
+    handed_over = threading.Lock()
+    outcome: list[bool] = []
+    taken = threading.Event()
+
+    def wait() -> None:
+        try:
+            _lock(fd)
+        except OSError:
+            with handed_over:
+                if not outcome:
+                    outcome.append(False)
+                    taken.set()
+                    return
+            os.close(fd)
+            return
+        with handed_over:
+            if not outcome:
+                outcome.append(True)
+                taken.set()
+                return
+        _unlock(fd)
+        os.close(fd)
+
+    threading.Thread(target=wait, name="consent-lock-wait", daemon=True).start()
+    taken.wait(timeout)
+    with handed_over:
+        if outcome:
+            if not outcome[0]:
+                os.close(fd)
+            return outcome[0]
+        outcome.append(False)
+        return False
+
+
 if sys.platform == "win32":
+
+    def _lock(fd: int) -> None:
+        # LK_LOCK retries for about ten seconds, then raises OSError.
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
 
     def _try_lock(fd: int) -> bool:
         os.lseek(fd, 0, os.SEEK_SET)
@@ -185,6 +228,9 @@ if sys.platform == "win32":
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 else:
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
 
     def _try_lock(fd: int) -> bool:
         try:

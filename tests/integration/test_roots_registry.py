@@ -252,7 +252,7 @@ async def test_a_retargeted_symlink_withdraws_the_root_until_the_new_target_is_c
 
     await recorder.wait_for(lambda: registry.roots_for(SERVER_A) == ())
     assert recorder.notices[-1].access is Access.MOVED
-    assert "consent to the new target" in recorder.notices[-1].message
+    assert "offered for you to decide" in recorder.notices[-1].message
     assert all(path_to_uri(canonical_path(secret)) not in uris(roots) for _, roots in recorder.changes)
 
 
