@@ -8,8 +8,10 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
 from host_bridge.roots import Root
 from host_bridge.wire import WireModel
 
@@ -56,18 +58,23 @@ class AuditLog:
         line = (json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n").encode()
         with self._lock:
             try:
-                os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+                folder = Path(self.path).parent
+                if not folder.exists():
+                    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                # In a folder others can write to, the log could be another user's file or a link to one.
+                check_private_dir(folder)
                 if os.path.exists(self.path) and os.path.getsize(self.path) + len(line) > self.max_bytes:
                     os.replace(self.path, self.path + ".1")
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                fd = open_private(Path(self.path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
                 try:
                     os.write(fd, line)
                 finally:
                     os.close(fd)
                 self._failed = False
-            except OSError as error:
+            except (OSError, UnsafeFileError) as error:
                 if not self._failed:
-                    logger.error("cannot write the roots audit log %s: %s", self.path, error)
+                    reason = error if isinstance(error, UnsafeFileError) else error.strerror or error
+                    logger.error("the roots audit log %s is not written: %s", self.path, reason)
                 self._failed = True
 
 

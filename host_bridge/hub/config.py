@@ -32,6 +32,8 @@ from host_bridge.safe_read import RepoFileError, read_repo_text
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.wire import WireModel
 
+MAX_WORKSPACE_SERVERS = 64
+"""Servers one workspace file may define; the rest are a config problem (each would be a process and a prompt)."""
 MAX_CONFIG_BYTES = 1 << 20
 """Config files larger than this are refused (they are hand-written and small)."""
 
@@ -264,6 +266,14 @@ def load_servers(
     problems: list[ConfigProblem] = []
 
     def add(entries: Iterable[tuple[str, Any]], source: str, context: _Context, workspace: bool) -> None:
+        entries = list(entries)
+        if workspace and len(entries) > MAX_WORKSPACE_SERVERS:
+            message = (
+                f"it defines {len(entries)} servers; only the first {MAX_WORKSPACE_SERVERS} are used "
+                "(a workspace file with more is not a configuration a person wrote)"
+            )
+            problems.append(ConfigProblem(source=source, message=message))
+            entries = entries[:MAX_WORKSPACE_SERVERS]
         for server_id, raw in entries:
             try:
                 config = _resolve(server_id, raw, source, context, workspace)

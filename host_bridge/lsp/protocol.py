@@ -193,6 +193,9 @@ class AskConsentParams(WireModel):
     """The server is defined by a workspace file and is started only if the user trusts it."""
     visible_through: tuple[VisibleThrough, ...] = ()
     """Candidate folders the server already sees because a folder containing them is shared with it."""
+    batch: tuple[ServerRef, ...] = ()
+    """With ``trustRequired``: the other servers of the same workspace file that wait for trust. The trust answer
+    applies to all of them, so every one must be shown; their folders are asked about once each runs."""
 
 
 class RootDecision(WireModel):

@@ -75,6 +75,15 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if sys.platform != "win32" else (
 """Signals that end the sidecar like ``exit`` does (stopping every MCP server first), with 128 + the signal number."""
 
 
+def _import_core() -> None:
+    import importlib
+
+    from host_bridge.lsp import protocol
+
+    importlib.import_module("host_bridge.core")
+    protocol.resolve_hub_models()
+
+
 def raw_json_converter() -> cattrs.Converter:
     """pygls' converter, except that custom messages keep their params and results as plain JSON.
 
@@ -88,13 +97,20 @@ def raw_json_converter() -> cattrs.Converter:
 
 
 def _keep_json(obj: dict[str, Any], cls: type[Any]) -> Any:
+    if cls is not JsonRPCResponseMessage:
+        # "params" may be omitted (JSON-RPC 2.0 §4); the handlers treat absent params as {}.
+        return cls(**{"params": None, **obj})
     return cls(**obj)
 
 
 class HostBridgeProtocol(LanguageServerProtocol):
     """pygls' protocol, except that ``exit`` ends the main loop (stopping every MCP server first)
     instead of calling ``sys.exit`` from inside a callback, and that a message pygls would drop silently
-    (not JSON, not JSON-RPC, params of the wrong shape, a request after ``shutdown``) is answered with an error."""
+    (not JSON, not JSON-RPC, params of the wrong shape, a request after ``shutdown``, a second ``initialize``)
+    is answered with an error."""
+
+    _initialize_seen = False
+    """An ``initialize`` request was received (a second one would start every server twice)."""
 
     def receive(self, body: bytes) -> None:
         """Handle one message body from the editor."""
@@ -119,6 +135,14 @@ class HostBridgeProtocol(LanguageServerProtocol):
         if self._shutdown and is_request and message.get("method") != types.EXIT:
             self._send_error(answer_id, JsonRpcInvalidRequest("the server is shutting down"))
             return
+        if message.get("method") == types.INITIALIZE and is_request:
+            if self._initialize_seen:
+                self._send_error(
+                    answer_id,
+                    JsonRpcInvalidRequest("initialize was already sent; start a new sidecar for a new session"),
+                )
+                return
+            self._initialize_seen = True
         try:
             structured = self.structure_message(message)
         except JsonRpcException as error:
@@ -277,11 +301,12 @@ class HostBridgeServer(LanguageServer):
         ``starters`` with it; it stays open until :meth:`stop_core`."""
 
         async def own() -> None:
+            # Importing the core (the mcp SDK, pydantic models) takes most of a second; in a worker thread the loop
+            # keeps answering the editor meanwhile.
+            await asyncio.to_thread(_import_core)
             from host_bridge.core import open_core
-            from host_bridge.lsp import protocol
             from host_bridge.storage import default_storage_dir
 
-            protocol.resolve_hub_models()
             try:
                 async with open_core(self.options.storage_dir or default_storage_dir(), self) as core:
                     self.core = core
@@ -293,6 +318,11 @@ class HostBridgeServer(LanguageServer):
 
         self._core_task = self.spawn(own(), name="host-bridge core")
 
+    @property
+    def core_started(self) -> bool:
+        """Whether :meth:`start_core` ran already (it runs once per sidecar)."""
+        return self._core_task is not None
+
     async def stop_core(self) -> None:
         """Stop every MCP server (children included); bounded by :data:`STOP_TIMEOUT`, after which whatever is
         left of every server's process group gets SIGKILL."""
@@ -303,14 +333,26 @@ class HostBridgeServer(LanguageServer):
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
         kill_server_groups()
 
-    async def ready_core(self) -> Core:
-        """The core once it started and applied the workspace; a JSON-RPC error if it cannot."""
+    async def core_within(self, seconds: float) -> Core | None:
+        """The core after at most ``seconds`` of waiting for the workspace to be applied, or ``None`` if it does not
+        exist yet (still importing, or failed)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ready.wait(), seconds)
+        return self.core
+
+    async def ready_core(self, *, at_most: float = READY_TIMEOUT) -> Core:
+        """The core once it started and applied the workspace; a JSON-RPC error if it cannot.
+
+        With ``at_most``, the core as it is after that many seconds, even if the workspace is still being applied
+        (``hostBridge/status`` answers at once, also while a hostile repository slows detection down).
+        """
         if self.core is None and self._core_task is None:
             raise JsonRpcException("the sidecar is not initialized yet; send initialize/initialized first", NOT_READY)
         try:
-            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT)
+            await asyncio.wait_for(self.ready.wait(), at_most)
         except TimeoutError:
-            raise JsonRpcException("the sidecar is still starting; try again", NOT_READY) from None
+            if self.core is None or at_most >= READY_TIMEOUT:
+                raise JsonRpcException("the sidecar is still starting; try again", NOT_READY) from None
         if self.core is None:
             raise JsonRpcException("the sidecar failed to start; see its log", NOT_READY)
         return self.core

@@ -215,8 +215,11 @@ async def client(lsp_client: BridgeClient) -> AsyncIterator[None]:
     """A running sidecar; shut down politely afterwards unless the test ended it."""
     yield
     server = lsp_client._server  # pyright: ignore[reportPrivateUsage]
-    if server is not None and server.returncode is None and lsp_client.capabilities is not None:
-        await asyncio.wait_for(lsp_client.shutdown_session(), WAIT)
+    if server is not None and server.returncode is None:
+        if lsp_client.capabilities is not None:
+            await asyncio.wait_for(lsp_client.shutdown_session(), WAIT)
+        else:
+            server.kill()  # the test failed before initialize: nobody will end the session politely
 
 
 @contextlib.asynccontextmanager

@@ -13,6 +13,8 @@ export interface AskConsentParams {
   trustRequired: boolean;
   /** Candidate folders the server already sees because a folder containing them is shared with it. */
   visibleThrough: VisibleThrough[];
+  /** With `trustRequired`: the other servers of the same workspace file that wait for trust. The trust answer applies to all of them, so every one must be shown; their folders are asked about once each runs. */
+  batch: ServerRef[];
 }
 
 /** `hostBridge/askConsent` result; a root missing from `decisions` is *not allowed*. */

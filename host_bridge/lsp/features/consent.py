@@ -68,13 +68,23 @@ class ConsentPrompts:
         """(identity key, path) pairs asked about in this session, answered or not."""
         self._trust_asked: set[str] = set()
         """Identity keys asked for trust in this session."""
+        self._review_scheduled = False
         self.prompts = 0
         """How many prompts were sent (tests and diagnostics)."""
 
     def server_changed(self, status: ServerStatus) -> None:
-        """A server became running or awaits trust, or its shared folders changed: it may have something to ask."""
-        if status.state.value in ("running", "awaitingTrust"):
-            self.review(status.id)
+        """A server became running or awaits trust: it may have something to ask.
+
+        The review is deferred to the next turn of the loop, so servers added together (a workspace file with
+        several) are asked for trust in one batch.
+        """
+        if status.state.value in ("running", "awaitingTrust") and not self._review_scheduled:
+            self._review_scheduled = True
+            asyncio.get_running_loop().call_soon(self._scheduled_review)
+
+    def _scheduled_review(self) -> None:
+        self._review_scheduled = False
+        self.review()
 
     def ask_trust_again(self, server_id: str) -> None:
         """The user asked to start a server that still waits for trust: ask for it once more."""
@@ -85,32 +95,44 @@ class ConsentPrompts:
         self.review(server_id)
 
     def review(self, server_id: str | None = None) -> None:
-        """Start a prompt for every server (or just ``server_id``) with unasked folders or pending trust."""
+        """Start a prompt for every server (or just ``server_id``) with unasked folders or pending trust.
+
+        Servers of one workspace file that wait for trust are asked about in one prompt (matrix F6).
+        """
         core = self._server.core
         if core is None:
             return
+        untrusted: dict[str, list[ServerConnection]] = {}
         for connection in core.hub.connections:
             if server_id is not None and connection.id != server_id:
                 continue
             if connection.id in self._pending:
                 continue
-            identity = connection.config.identity
             state = connection.state.value
             if state == "awaitingTrust":
-                if identity.key in self._trust_asked:
-                    continue
-                self._trust_asked.add(identity.key)
-                # A message request asks for trust alone; its folders are asked about once the server runs.
-                roots = self._unasked(core, connection) if self._server.consent_ui else []
-            elif state == "running":
-                roots = self._unasked(core, connection)
-                if not roots:
-                    continue
-            else:
-                continue
-            self._pending.add(connection.id)
-            self.prompts += 1
-            core.tasks.start_soon(self._prompt, core, connection, roots, state == "awaitingTrust")
+                if connection.config.identity.key not in self._trust_asked:
+                    untrusted.setdefault(connection.config.source, []).append(connection)
+            elif state == "running" and (roots := self._unasked(core, connection)):
+                self._start_prompt(core, connection, roots, ())
+        for first, *rest in untrusted.values():
+            for connection in (first, *rest):
+                self._trust_asked.add(connection.config.identity.key)
+            # A message request asks for trust alone; its folders are asked about once the server runs.
+            roots = self._unasked(core, first) if self._server.consent_ui else []
+            self._start_prompt(core, first, roots, tuple(rest), trust_required=True)
+
+    def _start_prompt(
+        self,
+        core: Core,
+        connection: ServerConnection,
+        roots: _Asked,
+        batch: tuple[ServerConnection, ...],
+        *,
+        trust_required: bool = False,
+    ) -> None:
+        self._pending.add(connection.id)
+        self.prompts += 1
+        core.tasks.start_soon(self._prompt, core, connection, roots, trust_required, batch)
 
     def _unasked(self, core: Core, connection: ServerConnection) -> _Asked:
         from host_bridge.uris import UriError, parse_file_uri
@@ -132,13 +154,20 @@ class ConsentPrompts:
             found.append((candidate, path))
         return found
 
-    async def _prompt(self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool) -> None:
+    async def _prompt(
+        self,
+        core: Core,
+        connection: ServerConnection,
+        roots: _Asked,
+        trust_required: bool,
+        batch: tuple[ServerConnection, ...] = (),
+    ) -> None:
         try:
             if self._server.consent_ui:
-                answer = await self._ask_editor(core, connection, roots, trust_required)
+                answer = await self._ask_editor(core, connection, roots, trust_required, batch)
             else:
-                answer = await self._ask_messages(core, connection, roots, trust_required)
-            await self._apply(core, connection, roots, trust_required, answer)
+                answer = await self._ask_messages(core, connection, roots, trust_required, batch)
+            await self._apply(core, connection, roots, trust_required, answer, batch)
         except Exception:
             logger.exception("[%s] asking for consent failed; nothing is shared", connection.id)
         finally:
@@ -146,7 +175,12 @@ class ConsentPrompts:
         self.review(connection.id)
 
     async def _ask_editor(
-        self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool
+        self,
+        core: Core,
+        connection: ServerConnection,
+        roots: _Asked,
+        trust_required: bool,
+        batch: tuple[ServerConnection, ...],
     ) -> AskConsentResult | None:
         from pydantic import ValidationError
 
@@ -157,6 +191,7 @@ class ConsentPrompts:
             roots=tuple(c for c, _ in roots),
             trust_required=trust_required,
             visible_through=core.registry.visible_through(connection.id),
+            batch=tuple(c.config.ref() for c in batch),
         )
         try:
             raw: Any = await asyncio.wait_for(
@@ -178,13 +213,33 @@ class ConsentPrompts:
             return None
 
     async def _ask_messages(
-        self, core: Core, connection: ServerConnection, roots: _Asked, trust_required: bool
+        self,
+        core: Core,
+        connection: ServerConnection,
+        roots: _Asked,
+        trust_required: bool,
+        batch: tuple[ServerConnection, ...],
     ) -> AskConsentResult | None:
         from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
         from host_bridge.lsp.protocol import AskConsentResult, RootDecision
 
         ref = connection.config.ref()
         name = server_name(ref)
+        if trust_required and batch:
+            refs = [ref, *(c.config.ref() for c in batch)]
+            shown = "; ".join(f"({n}) {server_name(r)}: {launch_summary(r)}" for n, r in enumerate(refs[:5], 1))
+            rest = ", ".join(server_name(r) for r in refs[5:])
+            more = f"; and {len(refs) - 5} more: {rest}" if rest else ""
+            trust_all = f"Trust all {len(refs)} and start"
+            title = await self._show(
+                connection.id,
+                "trust prompt",
+                f"{PRODUCT}: a workspace file defines {len(refs)} MCP servers. Trust all of them and start them? "
+                f"{shown}{more}.",
+                [trust_all, DONT_TRUST],
+                "hostBridge/restartServer asks again",
+            )
+            return None if title is None else AskConsentResult(trust=title == trust_all)
         if trust_required:
             title = await self._show(
                 connection.id,
@@ -298,6 +353,7 @@ class ConsentPrompts:
         roots: _Asked,
         trust_required: bool,
         answer: AskConsentResult | None,
+        batch: tuple[ServerConnection, ...] = (),
     ) -> None:
         import anyio.to_thread
 
@@ -311,11 +367,14 @@ class ConsentPrompts:
         if trust_required:
             if answer.trust is None:
                 return
-            try:
-                await anyio.to_thread.run_sync(core.hub.save_trust, connection.id, answer.trust)
-            except DecisionNotSaved as error:
-                self._server.show_to_user(types.MessageType.Warning, f"[{connection.id}] {error}")
-            core.hub.apply_trust(connection.id, answer.trust)
+            for trusted in (connection, *batch):
+                if core.hub.connections.count(trusted) == 0:
+                    continue
+                try:
+                    await anyio.to_thread.run_sync(core.hub.save_trust, trusted.id, answer.trust)
+                except DecisionNotSaved as error:
+                    self._server.show_to_user(types.MessageType.Warning, f"[{trusted.id}] {error}")
+                core.hub.apply_trust(trusted.id, answer.trust)
             if not answer.trust:
                 return
         asked = {candidate.uri: path for candidate, path in roots}

@@ -44,6 +44,9 @@ def setup(server: HostBridgeServer) -> None:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: HostBridgeServer, params: types.InitializedParams) -> None:
+        if ls.core_started:
+            logger.warning("ignoring a second initialized notification; the core runs already")
+            return
         _ = ls.options  # validated now, so a bad option is reported at start
         ls.start_core(_show_notices(ls), ls.sync.start)
 

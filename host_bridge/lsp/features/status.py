@@ -7,6 +7,9 @@ from typing import Any
 from host_bridge.lsp import methods
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
+STATUS_WAIT = 0.3
+"""Seconds ``hostBridge/status`` waits for the first reading of the workspace before answering with what is known."""
+
 
 def setup(server: HostBridgeServer) -> None:
     """Register the status requests."""
@@ -17,7 +20,11 @@ def setup(server: HostBridgeServer) -> None:
         from host_bridge.lsp.protocol import StatusParams, StatusResult
 
         StatusParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
+        if not ls.core_started:
+            await ls.ready_core()  # the error saying initialize/initialized come first
+        core = await ls.core_within(STATUS_WAIT)
+        if core is None:
+            return {"servers": [], "candidates": []}  # still starting: nothing is configured yet
         return StatusResult(servers=tuple(core.hub.statuses()), candidates=core.registry.candidates).to_wire()
 
     @server.feature(methods.RESTART_SERVER)

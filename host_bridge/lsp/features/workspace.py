@@ -22,6 +22,8 @@ from lsprotocol import types
 from host_bridge.lsp.server import HostBridgeServer
 
 if TYPE_CHECKING:
+    import anyio
+
     from host_bridge.core import Core
     from host_bridge.hub.config import ConfigProblem, ServerSet
     from host_bridge.workspace.models import WorkspaceFolder
@@ -35,6 +37,9 @@ DEBOUNCE = 0.2
 """Seconds of quiet after a change before the workspace (or the server configs) is read again."""
 MAX_DELAY = 2.0
 """Seconds after the first change of a burst by which the workspace is read again, however long the burst."""
+FIRST_DETECTION_WAIT = 2.0
+"""Seconds the servers wait for a detection before they start with the candidates known so far (a repository
+built to slow detection down must not keep the user's own servers from starting)."""
 SHOWN_PROBLEMS = 5
 """Config problems listed in one message to the user; the rest are only in the log."""
 CONFIG_FILES = (os.path.join(".vscode", "mcp.json"), ".mcp.json")
@@ -53,7 +58,7 @@ class WorkspaceSync:
         self._max_delay = max_delay
         self._dirty = asyncio.Event()
         """Set when something changed since the last refresh."""
-        self._detect = True
+        self._detect_next = True
         """The next refresh detects candidates again (not only server configs)."""
         self._problems: frozenset[str] = frozenset()
         """The config problems of the last load, so that one already shown is not shown again."""
@@ -64,6 +69,8 @@ class WorkspaceSync:
         self._watched: dict[str, frozenset[str]] = {}
         """Watched directory → the file names in it whose change re-loads the servers."""
         self._watcher: DirectoryWatcher | None = None
+        self._generation = 0
+        """Number of the latest detection started; an older one finishing late is not applied."""
         self.refreshes = 0
         """How many detections ran (one per burst of folder changes)."""
         self.reloads = 0
@@ -79,7 +86,7 @@ class WorkspaceSync:
 
     def redetect(self) -> None:
         """Detect the candidates (and load the servers) again soon."""
-        self._detect = True
+        self._detect_next = True
         self._dirty.set()
 
     def reload_servers(self) -> None:
@@ -111,7 +118,7 @@ class WorkspaceSync:
         self._watcher = DirectoryWatcher(self._on_files_changed, debounce_ms=50)
         core.tasks.start_soon(self._watcher.run, name="config file watcher")
         try:
-            self._detect = False
+            self._detect_next = False
             await self._refresh(core, detect=True)
         finally:
             self._server.ready.set()
@@ -129,28 +136,52 @@ class WorkspaceSync:
                 if not self._dirty.is_set() or anyio.current_time() >= deadline:
                     break
             self._dirty.clear()
-            detect, self._detect = self._detect, False
+            detect, self._detect_next = self._detect_next, False
             try:
                 await self._refresh(core, detect=detect)
             except Exception:
                 logger.exception("re-reading the workspace failed; keeping the previous candidates and servers")
 
     async def _refresh(self, core: Core, *, detect: bool) -> None:
+        import anyio
+
+        if detect:
+            self._generation += 1
+            detected = anyio.Event()
+            core.tasks.start_soon(self._detect, core, self._generation, detected, name="detection")
+            with anyio.move_on_after(FIRST_DETECTION_WAIT):
+                await detected.wait()
+        await self._load_servers(core)
+
+    async def _detect(self, core: Core, generation: int, done: anyio.Event) -> None:
+        """Detect the candidates in a worker thread and apply them, unless a newer detection started meanwhile."""
+        import anyio.to_thread
+
+        from host_bridge.workspace.detect import detect
+
+        try:
+            detection = await anyio.to_thread.run_sync(detect, list(self._server.folders))
+        except Exception:
+            logger.exception("detecting the workspace's folders failed; keeping the previous candidates")
+            return
+        finally:
+            done.set()
+        if generation != self._generation:
+            return
+        for notice in detection.notices:
+            logger.warning("%s", notice.message)
+        self.refreshes += 1
+        core.registry.set_candidates(detection.candidates)
+        self._server.consent.review()
+
+    async def _load_servers(self, core: Core) -> None:
         import anyio.to_thread
 
         from host_bridge.hub.config import load_servers
-        from host_bridge.workspace.detect import detect as detect_candidates
 
-        folders = list(self._server.folders)
         options = self._server.options
-        if detect:
-            detection = await anyio.to_thread.run_sync(detect_candidates, folders)
-            for notice in detection.notices:
-                logger.warning("%s", notice.message)
-            self.refreshes += 1
-            core.registry.set_candidates(detection.candidates)
         read_workspace = options.read_workspace_config if self._read_workspace is None else self._read_workspace
-        paths = _folder_paths(folders)
+        paths = _folder_paths(list(self._server.folders))
         settings = options.servers if self._settings is None else self._settings
         servers = await anyio.to_thread.run_sync(partial(load_servers, settings, paths, read_workspace=read_workspace))
         self.reloads += 1

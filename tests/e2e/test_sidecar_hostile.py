@@ -1,0 +1,189 @@
+"""A hostile repository opened in the editor (security matrix F): whatever it holds, the real sidecar keeps
+answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is one clear
+problem, and no git process is left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import WAIT, BridgeClient, options, recorded_roots, roots_recorder
+from lsprotocol import types
+
+STATUS_WITHIN = 1.0
+"""Seconds every ``hostBridge/status`` may take while the attack runs."""
+
+Attack = Callable[[Path], None]
+
+
+def mcp_json_to_our_own_input(folder: Path) -> None:
+    (folder / ".vscode").mkdir()
+    (folder / ".vscode" / "mcp.json").symlink_to("/proc/self/fd/0")
+
+
+def env_file_to_our_own_input(folder: Path) -> None:
+    (folder / "secrets.env").symlink_to("/proc/self/fd/0")
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "true", "envFile": "secrets.env"}}}))
+
+
+def env_file_not_utf8(folder: Path) -> None:
+    (folder / "bad.env").write_bytes(b"TOKEN=\xff\n")
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "true", "envFile": "bad.env"}}}))
+
+
+def mcp_json_nested_100_000_deep(folder: Path) -> None:
+    (folder / ".vscode").mkdir()
+    (folder / ".vscode" / "mcp.json").write_text('{"servers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+def mcp_json_a_fifo(folder: Path) -> None:
+    (folder / ".vscode").mkdir()
+    os.mkfifo(folder / ".vscode" / "mcp.json")
+
+
+def workspace_globs_built_to_backtrack(folder: Path) -> None:
+    globs = ["[z-a]", "**/" * 12 + "b", "*" * 40 + "!"]
+    (folder / "package.json").write_text(json.dumps({"name": "root", "workspaces": globs}))
+    deep = folder.joinpath(*["a"] * 30, "c")
+    deep.mkdir(parents=True)
+    (deep / "package.json").write_text("{}")
+
+
+def pom_xml_of_120_kb(folder: Path) -> None:
+    (folder / "pom.xml").write_text("<project>" + '<a x="1">' * 13_000)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "pom.xml").write_text("<!--" * 30_000)
+
+
+def git_exclude_a_fifo(folder: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "app").mkdir()
+    (folder / "app" / "package.json").write_text('{"name": "app"}')
+    exclude = folder / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+
+
+ATTACKS: dict[str, Attack] = {
+    "mcp.json → /proc/self/fd/0": mcp_json_to_our_own_input,
+    "envFile → /proc/self/fd/0": env_file_to_our_own_input,
+    "envFile not UTF-8": env_file_not_utf8,
+    "mcp.json nested 100 000 deep": mcp_json_nested_100_000_deep,
+    "mcp.json a FIFO": mcp_json_a_fifo,
+    "workspace globs built to backtrack": workspace_globs_built_to_backtrack,
+    "120 KB pom.xml": pom_xml_of_120_kb,
+    "FIFO in .git/info/exclude": git_exclude_a_fifo,
+}
+
+
+def git_children(pid: int) -> list[int]:
+    """git processes whose parent is ``pid`` (or were, before they were orphaned into the sidecar's group)."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{entry}/comm", "rb") as comm:
+                name = comm.read().strip()
+        except OSError:
+            continue
+        if name == b"git" and fields[0] != b"Z" and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+async def status_answers_quickly(client: BridgeClient, until: Callable[[], bool]) -> int:
+    """Ask ``hostBridge/status`` again and again until ``until()`` holds; every answer within 1 s. How many."""
+    asked = 0
+    async with asyncio.timeout(WAIT):
+        while True:
+            async with asyncio.timeout(STATUS_WITHIN):
+                await client.request("hostBridge/status")
+            asked += 1
+            if until():
+                return asked
+            await asyncio.sleep(0.1)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
+async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_server(
+    client: BridgeClient, tmp_path: Path, attack: Attack
+) -> None:
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    attack(repository)
+    record = tmp_path / "roots.jsonl"
+    settings = options(tmp_path, {"mine": roots_recorder(record)}, readWorkspaceConfig=True)
+
+    await client.start_session([repository], settings)
+    asked = await status_answers_quickly(client, lambda: bool(recorded_roots(record) or record.exists()))
+
+    assert asked >= 1
+    status = await client.request("hostBridge/status")
+    assert [s["state"] for s in status["servers"] if s["id"] == "mine"] == ["running"]
+    server = client._server  # pyright: ignore[reportPrivateUsage]
+    assert server is not None and server.returncode is None
+    await status_answers_quickly(client, lambda: not git_children(server.pid))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("attack", [mcp_json_to_our_own_input, env_file_not_utf8, mcp_json_nested_100_000_deep])
+async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the_file(
+    client: BridgeClient, tmp_path: Path, attack: Attack
+) -> None:
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    attack(repository)
+
+    await client.start_session([repository], options(tmp_path, readWorkspaceConfig=True))
+
+    await client.until(lambda: any("could not be used" in m.message for m in client.messages))
+    (shown,) = [m.message for m in client.messages if "could not be used" in m.message]
+    assert str(repository) in shown
+    assert any(reason in shown for reason in ("/proc", "not valid UTF-8", "nested more than 64 levels"))
+
+
+@pytest.mark.asyncio
+async def test_hundreds_of_repository_servers_give_one_batched_bounded_trust_prompt(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    """F6: 200 servers in one .mcp.json: one trust prompt naming the batch (at most 64), a problem for the rest."""
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    servers = {f"s{n:03}": {"command": "true", "args": [str(n)]} for n in range(200)}
+    (repository / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    client.answer_consent = lambda params: {"decisions": []}
+
+    await client.start_session([repository], options(tmp_path, readWorkspaceConfig=True), consent_ui=True)
+
+    await client.until(lambda: len(client.asks) >= 1)
+    await status_answers_quickly(client, lambda: True)
+    (ask,) = client.asks
+    assert ask["trustRequired"] is True
+    assert [ask["server"]["id"], *(ref["id"] for ref in ask["batch"])] == [f"s{n:03}" for n in range(64)]
+    assert any("defines 200 servers; only the first 64 are used" in m.message for m in client.messages)
+    status = await client.request("hostBridge/status")
+    assert {s["state"] for s in status["servers"]} == {"awaitingTrust"}
+
+
+@pytest.mark.asyncio
+async def test_a_request_without_params_and_a_second_initialize_get_clear_answers(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    await client.start_session([], options(tmp_path))
+
+    status = await client.protocol.send_request_async("hostBridge/status", None)
+    with pytest.raises(Exception, match="initialize was already sent"):
+        await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
+    with pytest.raises(Exception, match=r"invalid params: server: Field required"):
+        await client.protocol.send_request_async("hostBridge/restartServer", None)
+
+    assert status == {"servers": [], "candidates": []}
