@@ -57,16 +57,18 @@ export function registerConsent(ctx: Ctx): void {
   ctx.setConsentHandler((params, token) =>
     queue.run(async () => {
       if (ctx.pickers.busy) {
-        ctx.log.info(`[${params.server.id}] a consent question waits until the open picker closes`);
+        ctx.log.info(`consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`);
         const timedOut = cancelled(token);
         while (ctx.pickers.busy && !token.isCancellationRequested) {
           await Promise.race([ctx.pickers.whenClosed(), timedOut]);
         }
       }
+      const what = `${params.trustRequired ? "trust and " : ""}${params.roots.length} folder(s)`;
+      ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
       try {
         return await askConsent(params, token);
       } catch (error) {
-        ctx.log.error(`[${params.server.id}] the consent prompt failed; nothing is shared: ${errorMessage(error)}`);
+        ctx.log.error(`consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`);
         return { decisions: [] };
       }
     }),

@@ -315,6 +315,7 @@ export function folderDetail(
     ...launchLines(server, display),
     "",
     "A shared folder is offered to the server as an MCP root, a place it may read and change files in.",
+    "",
     `${Choice.chooseFolders}: check the folders to share; none is checked to begin with. Folders you leave unchecked are remembered as not shared with this server.`,
     `${Choice.dontShare}: share none of ${roots.length === 1 ? "it" : "them"} with this server, and don't ask again.`,
     "Cancel: decide later; nothing is shared now, and you are asked again when the host bridge next starts.",
@@ -367,6 +368,7 @@ export function trustDetail(server: protocol.ServerRef, display: PathDisplay): s
     server.transport === "http"
       ? "It will be contacted from your machine. Trust it only if you know this address."
       : "It will run on your machine with your permissions. Trust it only if you recognise this program.",
+    "",
     `${Choice.dontTrust}: it is not started, and you are not asked again about this definition (an edited definition asks again).`,
     `${Choice.trust}: it starts now and whenever this definition is unchanged; then you choose the folders it may see.`,
     "Cancel: decide later; it is not started, and you are asked again when the host bridge next starts.",
