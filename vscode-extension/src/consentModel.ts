@@ -317,7 +317,9 @@ export function folderDetail(
     "A shared folder is offered to the server as an MCP root, a place it may read and change files in.",
     "",
     `${Choice.chooseFolders}: check the folders to share; none is checked to begin with. Folders you leave unchecked are remembered as not shared with this server.`,
-    `${Choice.dontShare}: share none of ${roots.length === 1 ? "it" : "them"} with this server, and don't ask again.`,
+    roots.length === 1
+      ? `${Choice.dontShare}: don't share it with this server, and don't ask again.`
+      : `${Choice.dontShare}: share none of them with this server, and don't ask again.`,
     "Cancel: decide later; nothing is shared now, and you are asked again when the host bridge next starts.",
     "Change your answer at any time with “MCP: Manage Shared Folders”.",
   );

@@ -316,6 +316,9 @@ describe("the folder dialog", () => {
     expect(detail).toContain("Don't Share: share none of them with this server, and don't ask again.");
     expect(detail).toContain("Cancel: decide later; nothing is shared now");
     expect(detail).toContain("“MCP: Manage Shared Folders”");
+    expect(folderDetail(stdio, roots.slice(0, 1), [], display)).toContain(
+      "Don't Share: don't share it with this server, and don't ask again.",
+    );
   });
 
   it("lists the folders already visible through a shared one by the shared folder's name", () => {
