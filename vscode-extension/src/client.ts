@@ -6,6 +6,7 @@ import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
   CloseAction,
+  DidChangeConfigurationNotification,
   ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
@@ -19,10 +20,14 @@ import { CrashPolicy, LifecycleQueue, LineRing, MAX_CRASHES } from "./crashPolic
 import type { Ctx } from "./ctx";
 import type { InitializationOptions } from "./protocol";
 import { sidecarPython } from "./python";
+import {
+  type SidecarSettings,
+  configurationParams,
+  initializationOptionsFor,
+  settingsChange,
+  sidecarSettings,
+} from "./settingsModel";
 import { errorMessage } from "./text";
-
-/** Settings whose change needs a new sidecar (they are sent in `initialize`). */
-const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.servers", "hostBridge.readWorkspaceConfig"];
 
 /** Declares `experimental.hostBridge.consentUi`: this editor answers `hostBridge/askConsent`. */
 const consentUiFeature: StaticFeature = {
@@ -36,14 +41,19 @@ const consentUiFeature: StaticFeature = {
   clear() {},
 };
 
+/** The servers and workspace-config switch as the sidecar must see them now (nothing from files in Restricted Mode). */
+function currentSettings(): SidecarSettings {
+  const config = vscode.workspace.getConfiguration("hostBridge");
+  return sidecarSettings(
+    config.get<unknown>("servers", {}),
+    config.get<boolean>("readWorkspaceConfig", true),
+    vscode.workspace.isTrusted,
+  );
+}
+
 /** The options the sidecar gets in `initialize`; workspace-defined servers only in a trusted workspace. */
 export function initializationOptions(ctx: Ctx): InitializationOptions {
-  const config = vscode.workspace.getConfiguration("hostBridge");
-  return {
-    storageDir: ctx.extension.globalStorageUri.fsPath,
-    servers: config.get<Record<string, unknown>>("servers", {}),
-    readWorkspaceConfig: vscode.workspace.isTrusted && config.get<boolean>("readWorkspaceConfig", true),
-  };
+  return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings());
 }
 
 export class Sidecar implements vscode.Disposable {
@@ -61,9 +71,16 @@ export class Sidecar implements vscode.Disposable {
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (RESTART_SETTINGS.some((setting) => event.affectsConfiguration(setting))) {
-          ctx.log.info("settings changed; restarting the sidecar");
-          void this.restart();
+        switch (settingsChange((setting) => event.affectsConfiguration(setting))) {
+          case "restart":
+            ctx.log.info("hostBridge.python changed; restarting the sidecar");
+            void this.restart();
+            return;
+          case "reload":
+            void this.sendSettings();
+            return;
+          case "none":
+            return;
         }
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -71,6 +88,27 @@ export class Sidecar implements vscode.Disposable {
         void this.restart();
       }),
     );
+  }
+
+  /**
+   * Send the changed servers settings to the running sidecar, which re-loads its servers without a restart
+   * (changed servers restart under their new identity and are asked about again). A client still starting sends
+   * them once it runs; a sidecar not started yet gets them in `initialize`.
+   */
+  private async sendSettings(): Promise<void> {
+    const client = this.client;
+    if (client === undefined) {
+      this.ctx.log.info("settings changed; the sidecar reads them when it starts");
+      return;
+    }
+    this.ctx.log.info("settings changed; sending them to the sidecar, which re-loads its servers");
+    try {
+      await client.sendNotification(DidChangeConfigurationNotification.type, configurationParams(currentSettings()));
+    } catch (error) {
+      this.ctx.log.warn(
+        `could not send the changed settings to the sidecar (${errorMessage(error)}); run “MCP: Restart Host Bridge” to apply them`,
+      );
+    }
   }
 
   /** The sidecar's process id while it runs. */

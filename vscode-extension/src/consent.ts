@@ -1,35 +1,42 @@
-// Consent UI: answers `hostBridge/askConsent` (trust, then folders) one prompt at a time, and the command
-// "MCP: Manage Shared Folders". What is shown and answered comes from consentModel; this file only drives
-// the dialogs and pickers.
+// Consent UI: answers `hostBridge/askConsent` (trust, then folders) one prompt at a time, never while one of the
+// extension's pickers is open, and the command "MCP: Manage Shared Folders". What is shown and answered comes
+// from consentModel; this file only drives the dialogs and pickers.
 import * as os from "node:os";
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import {
+  type AllowKind,
+  type AppliedChange,
   Choice,
-  LeftPrivate,
+  type FolderItemFields,
+  type PathDisplay,
   PromptQueue,
+  allowKindPlaceholder,
   changeSummary,
-  decisionOfChoice,
-  decisionsFor,
+  chooserPlaceholder,
+  denyAll,
+  folderAnswers,
   folderChoices,
   folderDetail,
   folderItem,
+  folderNames,
   folderQuestion,
-  foldersWereAsked,
-  homeRelative,
+  manageItems,
   manageableFolders,
+  pickerTitle,
   serverItem,
   serverName,
   serverNamed,
   sharedFoldersDiff,
-  sourceText,
+  stillVisible,
+  trustChoices,
   trustDetail,
   trustOfChoice,
   trustQuestion,
-  type FolderItemFields,
+  unshareParentPrompt,
 } from "./consentModel";
 import * as protocol from "./protocol";
-import { errorMessage, fileUriPath } from "./text";
+import { errorMessage, fileUriPath, product } from "./text";
 
 /** The cancellation side of a request token (the sidecar's time-out); vscode's and jsonrpc's tokens both fit. */
 interface Cancellation {
@@ -43,41 +50,38 @@ const NEVER: Cancellation = {
 };
 
 type FolderPickItem = vscode.QuickPickItem & { uri: string };
-type AllowKind = "allow" | "allowSession";
 
 /** Install the `hostBridge/askConsent` handler and the "MCP: Manage Shared Folders" command. */
 export function registerConsent(ctx: Ctx): void {
   const queue = new PromptQueue();
-  const leftPrivate = new LeftPrivate();
   ctx.setConsentHandler((params, token) =>
     queue.run(async () => {
-      const roots = leftPrivate.unasked(params.server, params.roots);
-      const skipped = params.roots.length - roots.length;
-      if (skipped > 0) {
-        ctx.log.info(
-          `[${params.server.id}] not asking again about ${skipped} folder(s) left unshared in this window; “MCP: Manage Shared Folders” shares them`,
-        );
-      }
-      if (roots.length === 0 && !params.trustRequired) {
-        return { decisions: [] };
-      }
-      try {
-        const result = await askConsent({ ...params, roots }, token);
-        if (!token.isCancellationRequested && foldersWereAsked(params.trustRequired, result)) {
-          leftPrivate.answered(params.server, roots, result.decisions ?? []);
+      if (ctx.pickers.busy) {
+        ctx.log.info(`consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`);
+        const timedOut = cancelled(token);
+        while (ctx.pickers.busy && !token.isCancellationRequested) {
+          await Promise.race([ctx.pickers.whenClosed(), timedOut]);
         }
-        return result;
+      }
+      const what = `${params.trustRequired ? "trust and " : ""}${params.roots.length} folder(s)`;
+      ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
+      try {
+        return await askConsent(params, token);
       } catch (error) {
-        ctx.log.error(`[${params.server.id}] the consent prompt failed; nothing is shared: ${errorMessage(error)}`);
+        ctx.log.error(`consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`);
         return { decisions: [] };
       }
     }),
   );
   ctx.subscriptions.push(
     vscode.commands.registerCommand("hostBridge.manageSharedFolders", (serverId?: unknown) =>
-      manageSharedFolders(ctx, serverId),
+      ctx.pickers.during(() => manageSharedFolders(ctx, serverId)),
     ),
   );
+}
+
+function pathDisplay(): PathDisplay {
+  return { toPath: fsPath, home: os.homedir() };
 }
 
 async function askConsent(
@@ -89,16 +93,15 @@ async function askConsent(
     // No `trust` at all: the sidecar records nothing and the server keeps waiting for trust.
     return { decisions: [] };
   }
-  const home = os.homedir();
+  const display = pathDisplay();
   let trust: boolean | undefined;
   if (params.trustRequired) {
     const choice = await untilCancelled(
       token,
       vscode.window.showWarningMessage(
         trustQuestion(server),
-        { modal: true, detail: trustDetail(server, sourceText(server.source, fsPath, home)) },
-        Choice.trust,
-        Choice.dontTrust,
+        { modal: true, detail: trustDetail(server, display) },
+        ...trustChoices(),
       ),
       () =>
         lateAnswer(
@@ -118,38 +121,43 @@ async function askConsent(
     return answer([]);
   }
 
-  const paths = roots.map((root) => homeRelative(fsPath(root.uri), home));
   const choice = await untilCancelled(
     token,
     vscode.window.showInformationMessage(
       folderQuestion(server, roots),
-      { modal: true, detail: folderDetail(server, paths) },
-      ...folderChoices(roots),
+      { modal: true, detail: folderDetail(server, roots, params.visibleThrough ?? [], display, folderNames(roots)) },
+      ...folderChoices(),
     ),
     () => lateAnswer(server, "nothing was shared. Run “MCP: Manage Shared Folders” to share folders."),
   );
+  if (choice === Choice.dontShare) {
+    return answer(denyAll(roots));
+  }
   if (choice !== Choice.chooseFolders) {
-    const decision = decisionOfChoice(choice);
-    return answer(decision === undefined ? [] : decisionsFor(roots, roots.map((root) => root.uri), decision));
+    // Cancel (or Escape): nothing is decided; the sidecar asks again when it next starts.
+    return answer([]);
   }
 
   const title = `Share Folders with ${serverName(server)}`;
-  const selected = await pickFolders(
-    roots.map((root) => folderItem(root, fsPath(root.uri), home)),
-    `${title} (1/2)`,
-    "Check the folders this MCP server may use; the others stay private",
+  const checked = await pickFolders(
+    roots.map((root) => folderItem(root, display)),
+    pickerTitle(`${title} (1/2)`),
+    chooserPlaceholder(),
     token,
   );
-  if (selected === undefined || selected.length === 0) {
+  if (checked === undefined) {
     return answer([]);
   }
-  const kind = await pickAllowKind(`${title} (2/2)`, selected.length, token);
-  return answer(kind === undefined ? [] : decisionsFor(roots, selected, kind));
+  if (checked.length === 0) {
+    return answer(denyAll(roots));
+  }
+  const kind = await pickAllowKind(pickerTitle(`${title} (2/2)`), checked.length, token);
+  return answer(kind === undefined ? [] : folderAnswers(roots, checked, kind));
 }
 
 /**
- * "MCP: Manage Shared Folders": check and uncheck the folders shared with one server; `serverId` (from the
- * status picker) skips choosing the server when it names a known one.
+ * "MCP: Manage Shared Folders": check and uncheck the folders one server sees; `serverId` (from the status picker)
+ * skips choosing the server when it names a known one.
  */
 async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> {
   let server: protocol.ServerStatus | undefined;
@@ -157,7 +165,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     const status = await ctx.status();
     if (status.servers.length === 0) {
       void vscode.window.showInformationMessage(
-        "No MCP servers are configured. Add one in the setting “hostBridge.servers” or in .vscode/mcp.json.",
+        product("no MCP servers are configured. Add one in the setting “hostBridge.servers” or in .vscode/mcp.json."),
       );
       return;
     }
@@ -167,55 +175,87 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     if (server === undefined) {
       return;
     }
-    const home = os.homedir();
+    const display = pathDisplay();
     const folders = manageableFolders(status.candidates, server.sharedRoots);
     if (folders.length === 0) {
       void vscode.window.showInformationMessage(
-        "There is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”.",
+        product("there is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”."),
       );
       return;
     }
-    const shared = server.sharedRoots.map((root) => root.uri);
-    const sharedSet = new Set(shared);
-    const items = folders.map((folder) => folderItem(folder, fsPath(folder.uri), home, sharedSet.has(folder.uri)));
-    const title = `Folders Shared with ${serverName(server)}`;
-    const selected = await pickFolders(items, title, "Check the folders this MCP server may use", NEVER);
+    const names = folderNames(folders, server.sharedRoots);
+    const title = pickerTitle(`Folders Shared with ${serverName(server)}`);
+    const selected = await pickFolders(
+      manageItems(folders, server, display),
+      title,
+      "Check the folders this MCP server may see; a folder inside a shared one is visible through it",
+      NEVER,
+    );
     if (selected === undefined) {
       return;
     }
-    let changes = sharedFoldersDiff(shared, selected, "allow");
+    const shared = server.sharedRoots.map((root) => root.uri);
+    const through = new Map((server.visibleThrough ?? []).map((item) => [item.uri, item.through]));
+    let changes = sharedFoldersDiff(shared, selected, "allow", through);
     if (changes.some((change) => change.decision === "allow")) {
       const added = changes.filter((change) => change.decision === "allow").length;
       const kind = await pickAllowKind(title, added, NEVER);
       if (kind === undefined) {
         return;
       }
-      changes = sharedFoldersDiff(shared, selected, kind);
+      changes = sharedFoldersDiff(shared, selected, kind, through);
     }
+    const applied: AppliedChange[] = [];
     for (const change of changes) {
-      await ctx.request(protocol.setConsent, { server: server.id, uri: change.uri, decision: change.decision });
+      const result = await ctx.request(protocol.setConsent, { server: server.id, uri: change.uri, decision: change.decision });
+      applied.push({ ...change, result });
     }
-    const names = new Map(folders.map((folder) => [folder.uri, folder.name]));
-    void vscode.window.showInformationMessage(
-      changeSummary(server, changes, (uri) => names.get(uri) ?? homeRelative(fsPath(uri), home)),
-    );
+    for (const { parent, folders: inside } of stillVisible(applied)) {
+      if (await offerToUnshareParent(server, parent, inside, display, names)) {
+        const result = await ctx.request(protocol.setConsent, { server: server.id, uri: parent, decision: "deny" });
+        applied.push({ uri: parent, decision: "deny", result });
+        for (const change of applied) {
+          if (inside.includes(change.uri) && change.result.visibleThrough === parent) {
+            change.result = { ...change.result, visibleThrough: undefined };
+          }
+        }
+      }
+    }
+    // A decision that could not be saved was already reported by the sidecar (a warning); the summary says
+    // what holds now.
+    void vscode.window.showInformationMessage(changeSummary(server, applied, names));
   } catch (error) {
     const whose = server === undefined ? "" : ` with the MCP server ${serverName(server)}`;
     ctx.showError(`Changing the folders shared${whose} failed`, error);
   }
 }
 
+/** Ask whether to unshare `parent`, through which the unchecked `folders` stay visible; true to unshare it. */
+async function offerToUnshareParent(
+  server: protocol.ServerStatus,
+  parent: string,
+  folders: readonly string[],
+  display: PathDisplay,
+  names: ReadonlyMap<string, string>,
+): Promise<boolean> {
+  const prompt = unshareParentPrompt(server, parent, folders, display, names);
+  const stop: vscode.MessageItem = { title: prompt.stop };
+  const keep: vscode.MessageItem = { title: prompt.keep, isCloseAffordance: true };
+  const choice = await vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, stop, keep);
+  return choice === stop;
+}
+
 async function pickServer(servers: readonly protocol.ServerStatus[]): Promise<protocol.ServerStatus | undefined> {
   const items = servers.map((status) => ({ ...serverItem(status), status }));
   const picked = await vscode.window.showQuickPick(items, {
-    title: "Manage Shared Folders",
+    title: pickerTitle("Manage Shared Folders"),
     placeHolder: "Choose the MCP server whose shared folders to change",
   });
   return picked?.status;
 }
 
 /**
- * A multi-select list of folders, preselected as the items say. Resolves to the checked URIs on accept,
+ * A multi-select list of folders, checked as the items say. Resolves to the checked URIs on accept,
  * `undefined` on Escape or when `token` is cancelled (the picker is closed then).
  */
 function pickFolders(
@@ -243,7 +283,6 @@ function pickFolders(
 
 /** The last step of sharing: remembered, or for this session only. */
 function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
-  const folders = count === 1 ? "the folder" : `the ${count} folders`;
   const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
     { label: Choice.allow, description: "remembered until you change it", decision: "allow" },
     {
@@ -254,7 +293,7 @@ function pickAllowKind(title: string, count: number, token: Cancellation): Promi
   ];
   return runPicker<(typeof items)[number], AllowKind | undefined>(token, (pick) => {
     pick.title = title;
-    pick.placeholder = `Share ${folders} how long?`;
+    pick.placeholder = allowKindPlaceholder(count);
     pick.items = items;
     return () => pick.activeItems[0]?.decision;
   });
@@ -297,6 +336,20 @@ function runPicker<T extends vscode.QuickPickItem, R>(
   });
 }
 
+/** Resolves when `token` is cancelled (never, if it is not). */
+function cancelled(token: Cancellation): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (token.isCancellationRequested) {
+      resolve();
+      return;
+    }
+    const listener = token.onCancellationRequested(() => {
+      listener.dispose();
+      resolve();
+    });
+  });
+}
+
 /**
  * Wait for a modal's answer, or for `token`: a modal cannot be closed from code, so after a cancellation the
  * answer is ignored and `onLate` tells the user so if they did choose something.
@@ -307,15 +360,15 @@ function untilCancelled<T>(
   onLate: () => void,
 ): Promise<T | undefined> {
   return new Promise<T | undefined>((resolve) => {
-    let cancelled = false;
+    let wasCancelled = false;
     const listener = token.onCancellationRequested(() => {
-      cancelled = true;
+      wasCancelled = true;
       resolve(undefined);
     });
     answer.then(
       (value) => {
         listener.dispose();
-        if (cancelled) {
+        if (wasCancelled) {
           if (value !== undefined) {
             onLate();
           }
@@ -333,7 +386,7 @@ function untilCancelled<T>(
 
 function lateAnswer(server: protocol.ServerRef, consequence: string): void {
   void vscode.window.showInformationMessage(
-    `The question from the MCP server ${serverName(server)} timed out before you answered, so ${consequence}`,
+    product(`the question from the MCP server ${serverName(server)} timed out before you answered, so ${consequence}`),
   );
 }
 

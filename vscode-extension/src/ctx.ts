@@ -5,8 +5,9 @@ import * as vscode from "vscode";
 import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrpc";
 import { ResponseError } from "vscode-languageclient";
 import type { LanguageClient } from "vscode-languageclient/node";
+import { OpenPickers } from "./openPickers";
 import * as protocol from "./protocol";
-import { errorMessage } from "./text";
+import { errorMessage, product } from "./text";
 
 /** Handles `hostBridge/askConsent`; set by the consent feature. */
 export type ConsentHandler = (
@@ -51,6 +52,8 @@ export class Ctx implements vscode.Disposable {
   readonly servers = new Map<string, protocol.ServerStatus>();
   /** Disposed when the extension deactivates. */
   readonly subscriptions: vscode.Disposable[] = [];
+  /** The extension's pickers that are open now: a consent prompt waits until they close. */
+  readonly pickers = new OpenPickers();
 
   private client: LanguageClient | undefined;
   private consentHandler: ConsentHandler | undefined;
@@ -200,7 +203,7 @@ export class Ctx implements vscode.Disposable {
     }
     const message = errorMessage(error);
     this.log.error(`${what}: ${message}`);
-    void vscode.window.showErrorMessage(`${what}: ${message}`);
+    void vscode.window.showErrorMessage(product(`${what}: ${message}`));
   }
 
   private notRunningMessage(): string {

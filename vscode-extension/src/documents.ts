@@ -18,7 +18,7 @@ import {
 } from "./resourceUri";
 import { waitsForServer } from "./statusModel";
 import { ResourceMemo, SubscriptionBook } from "./subscriptionBook";
-import { errorMessage } from "./text";
+import { errorMessage, product } from "./text";
 
 export type { OpenTarget } from "./resourceModel";
 
@@ -331,7 +331,7 @@ export async function readWithProgress(
   params: protocol.ReadResourceParams,
 ): Promise<protocol.ReadResult | undefined> {
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: product(title), cancellable: true },
     async (_progress, token) => {
       try {
         return await ctx.request(protocol.readResource, params, token);
@@ -420,7 +420,9 @@ async function showLoaded(ctx: Ctx, loaded: LoadedResource): Promise<void> {
     case "binary": {
       const saveAs = "Save As…";
       const choice = await vscode.window.showInformationMessage(
-        `${binarySummary(loaded.name, loaded.mimeType, loaded.content.bytes.byteLength)}. VS Code cannot show this type; save it to open it with another program.`,
+        product(
+          `${binarySummary(loaded.name, loaded.mimeType, loaded.content.bytes.byteLength)}. VS Code cannot show this type; save it to open it with another program.`,
+        ),
         saveAs,
       );
       if (choice === saveAs) {
@@ -450,7 +452,9 @@ async function saveBytes(bytes: Uint8Array, fileName: string): Promise<boolean> 
     return false;
   }
   await vscode.workspace.fs.writeFile(target, bytes);
-  void vscode.window.showInformationMessage(`Saved to ${target.scheme === "file" ? target.fsPath : target.toString()}.`);
+  void vscode.window.showInformationMessage(
+    product(`saved to ${target.scheme === "file" ? target.fsPath : target.toString()}.`),
+  );
   return true;
 }
 
@@ -471,7 +475,9 @@ async function saveResourceAs(ctx: Ctx, argument: unknown): Promise<void> {
   const uri = argument instanceof vscode.Uri && argument.scheme === RESOURCE_SCHEME ? argument : activeResourceUri();
   if (uri === undefined) {
     void vscode.window.showInformationMessage(
-      'No MCP resource is open in the active editor. Open one with "MCP: Pick Resource", then run "MCP: Save Resource As…".',
+      product(
+        'no MCP resource is open in the active editor. Open one with "MCP: Pick Resource", then run "MCP: Save Resource As…".',
+      ),
     );
     return;
   }
@@ -503,7 +509,7 @@ export function registerDocuments(ctx: Ctx): void {
       const target = asOpenTarget(argument);
       if (target === undefined) {
         void vscode.window.showErrorMessage(
-          'MCP: Open Resource needs a resource from the "MCP Resources" view; use "MCP: Pick Resource" to choose one.',
+          product('"MCP: Open Resource" needs a resource from the "MCP Resources" view; use "MCP: Pick Resource" to choose one.'),
         );
         return;
       }

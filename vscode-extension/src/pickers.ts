@@ -16,7 +16,7 @@ import {
   type Row,
 } from "./resourceModel";
 import { serverLabel } from "./statusModel";
-import { errorMessage, noIcons } from "./text";
+import { errorMessage, noIcons, product } from "./text";
 
 interface RowItem extends vscode.QuickPickItem {
   readonly row: Row;
@@ -325,7 +325,7 @@ function askVariable(
 ): Promise<string | typeof BACK | undefined> {
   const name = template.variables[index] ?? "";
   const picker = vscode.window.createQuickPick<ValueItem>();
-  picker.title = noIcons(`${displayName(template)}: ${template.uriTemplate}`);
+  picker.title = product(noIcons(`${displayName(template)}: ${template.uriTemplate}`));
   picker.step = index + 1;
   picker.totalSteps = template.variables.length;
   picker.placeholder = `Value of "${name}" (type any value, or choose a suggestion)`;
@@ -488,15 +488,16 @@ export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget 
   }
 }
 
-const NO_EDITOR =
-  'Open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.';
+const NO_EDITOR = product(
+  'open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
+);
 
 async function insertResource(ctx: Ctx): Promise<void> {
   if (vscode.window.activeTextEditor === undefined) {
     void vscode.window.showInformationMessage(NO_EDITOR);
     return;
   }
-  const target = await pickResource(ctx, "MCP: Insert Resource");
+  const target = await ctx.pickers.during(() => pickResource(ctx, product("Insert Resource")));
   if (target === undefined) {
     return;
   }
@@ -519,7 +520,7 @@ async function insertResource(ctx: Ctx): Promise<void> {
     });
     if (!done) {
       void vscode.window.showErrorMessage(
-        `Could not insert ${loaded.name}: the editor refused the change (is it read-only?). Try another editor.`,
+        product(`could not insert ${loaded.name}: the editor refused the change (is it read-only?). Try another editor.`),
       );
     }
   } catch (error) {
@@ -531,7 +532,8 @@ async function insertResource(ctx: Ctx): Promise<void> {
 export function registerPickers(ctx: Ctx): void {
   ctx.subscriptions.push(
     vscode.commands.registerCommand("hostBridge.pickResource", async () => {
-      const target = await pickResource(ctx, "MCP: Pick Resource");
+      // Marked open while its pickers show, so a consent prompt waits instead of closing them.
+      const target = await ctx.pickers.during(() => pickResource(ctx, product("Pick Resource")));
       if (target !== undefined) {
         await openResource(ctx, target);
       }

@@ -12,7 +12,7 @@ import {
   serverLabel,
   statusBarView,
 } from "./statusModel";
-import { errorMessage, noIcons } from "./text";
+import { errorMessage, noIcons, product, visible } from "./text";
 
 /** Commands a tooltip link may run. */
 const TOOLTIP_COMMANDS = ["hostBridge.showStatus", "hostBridge.showLog", "hostBridge.restartSidecar"];
@@ -38,7 +38,7 @@ export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
     try {
       await sidecar.restart();
     } catch (error) {
-      ctx.showError("Could not restart the MCP host bridge", error);
+      ctx.showError("Could not restart the host bridge", error);
     }
   };
 
@@ -47,7 +47,9 @@ export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
     ctx.onServerChanged(render),
     ctx.onStateChanged(render),
     ctx.onStarted(render),
-    vscode.commands.registerCommand("hostBridge.showStatus", () => showStatus(ctx, restartSidecar)),
+    vscode.commands.registerCommand("hostBridge.showStatus", () =>
+      ctx.pickers.during(() => showStatus(ctx, restartSidecar)),
+    ),
     vscode.commands.registerCommand("hostBridge.showLog", () => ctx.log.show()),
     vscode.commands.registerCommand("hostBridge.restartSidecar", restartSidecar),
   );
@@ -82,7 +84,7 @@ async function showStatus(ctx: Ctx, restartSidecar: () => Promise<void>): Promis
     { label: "$(refresh) Restart host bridge", description: "restarts every server", run: restartSidecar },
   );
   const picked = await vscode.window.showQuickPick(picks, {
-    title: "MCP Server Status",
+    title: product("MCP Server Status"),
     placeHolder: servers.length === 0 ? "No MCP servers are known" : "Pick a server for its actions",
     matchOnDescription: true,
     matchOnDetail: true,
@@ -96,7 +98,7 @@ async function showServerActions(ctx: Ctx, serverId: string, restartSidecar: () 
     return;
   }
   const picked = await vscode.window.showQuickPick(serverActions(server, ctx.sidecarState), {
-    title: `MCP Server: ${noIcons(serverLabel(server))}`,
+    title: product(`MCP Server ${noIcons(visible(serverLabel(server)))}`),
     placeHolder: "Pick an action",
   });
   if (picked !== undefined) {
@@ -115,7 +117,7 @@ async function runServerAction(
       try {
         await ctx.request(protocol.restartServer, { server: server.id });
       } catch (error) {
-        ctx.showError(`Could not restart the MCP server "${server.label}"`, error);
+        ctx.showError(`Could not restart the MCP server “${visible(serverLabel(server))}”`, error);
       }
       return;
     case "showLog":

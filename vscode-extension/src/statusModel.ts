@@ -2,7 +2,7 @@
 // state and the servers' statuses. No `vscode` here: status.ts turns these views into UI objects.
 import type { SidecarState } from "./ctx";
 import type { ServerState, ServerStatus, SharedRoot } from "./protocol";
-import { escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine } from "./text";
+import { PRODUCT, escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine, visible } from "./text";
 
 /** The status bar item's content; `tooltip` is Markdown. */
 export interface StatusBarView {
@@ -51,6 +51,17 @@ export function rootName(root: SharedRoot): string {
   return segments.at(-1) ?? path;
 }
 
+/**
+ * The folders a server sees only through a shared folder containing them, in words:
+ * `ui visible through acme, api visible through acme`; empty when there are none.
+ */
+export function visibleThroughText(server: Pick<ServerStatus, "sharedRoots" | "visibleThrough">): string {
+  const names = new Map(server.sharedRoots.map((root) => [root.uri, rootName(root)]));
+  return server.visibleThrough
+    .map((item) => `${visible(rootName({ uri: item.uri }))} visible through ${visible(names.get(item.through) ?? rootName({ uri: item.through }))}`)
+    .join(", ");
+}
+
 /** How many distinct folders are shared with at least one server. */
 export function sharedFolderCount(servers: readonly ServerStatus[]): number {
   return new Set(servers.flatMap((server) => server.sharedRoots.map((root) => root.uri))).size;
@@ -80,7 +91,7 @@ export function statusBarView(sidecar: SidecarState, servers: readonly ServerSta
 
 /** The status bar tooltip (Markdown): the sidecar's state, then each server with its state and shared folders. */
 export function statusTooltip(sidecar: SidecarState, servers: readonly ServerStatus[], pid?: number): string {
-  const lines = [`**MCP Host Bridge** — ${sidecarSentence(sidecar, pid)}`, ""];
+  const lines = [`**${PRODUCT}** — ${sidecarSentence(sidecar, pid)}`, ""];
   if (servers.length === 0) {
     lines.push(
       sidecar.kind === "running"
@@ -89,9 +100,13 @@ export function statusTooltip(sidecar: SidecarState, servers: readonly ServerSta
     );
   }
   for (const server of servers) {
-    let line = `- **${escapeMarkdown(serverLabel(server))}** — ${stateLabel(server.state)}`;
+    let line = `- **${escapeMarkdown(visible(serverLabel(server)))}** — ${stateLabel(server.state)}`;
     if (server.sharedRoots.length > 0) {
-      line += `; shares ${server.sharedRoots.map((root) => escapeMarkdown(rootName(root))).join(", ")}`;
+      line += `; shares ${server.sharedRoots.map((root) => escapeMarkdown(visible(rootName(root)))).join(", ")}`;
+      const through = visibleThroughText(server);
+      if (through !== "") {
+        line += `; ${escapeMarkdown(through)}`;
+      }
     } else if (server.state === "running") {
       line += "; no folders shared";
     }
@@ -152,12 +167,13 @@ export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string 
 export function serverPickTexts(server: ServerStatus): PickTexts {
   const description =
     server.protocolVersion === undefined ? stateLabel(server.state) : `${stateLabel(server.state)} · ${server.protocolVersion}`;
+  const through = visibleThroughText(server);
   const folders =
     server.sharedRoots.length === 0
       ? foldersShared(0)
-      : `shares ${server.sharedRoots.map((root) => rootName(root)).join(", ")}`;
+      : `shares ${server.sharedRoots.map((root) => visible(rootName(root))).join(", ")}${through === "" ? "" : ` · ${through}`}`;
   const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
-  return { label: noIcons(serverLabel(server)), description: noIcons(description), detail: noIcons(detail) };
+  return { label: noIcons(visible(serverLabel(server))), description: noIcons(visible(description)), detail: noIcons(visible(detail)) };
 }
 
 /**

@@ -6,11 +6,38 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** How every prompt, notification and picker title names this extension, so it cannot be taken for VS Code's own. */
+export const PRODUCT = "MCP Host Bridge";
+
+/** `text` introduced by the product name: "MCP Host Bridge: …". */
+export function product(text: string): string {
+  return `${PRODUCT}: ${text}`;
+}
+
 /**
- * The body of a regular-expression character class (use it inside `[…]` with the `u` flag): C0/C1 controls,
- * DEL, and the bidi and zero-width marks that make text read differently from what it is.
+ * The body of a regular-expression character class (use it inside `[…]` with the `u` flag): every character
+ * that is invisible or changes how the text around it reads — controls (C0, C1, DEL), format characters (bidi
+ * embeddings, overrides and isolates, zero-width spaces and joiners, the BOM, tag characters), surrogates,
+ * private-use and unassigned code points, and the line and paragraph separators. The same categories as the
+ * sidecar's `host_bridge.text.visible`.
  */
-export const INVISIBLE_CHARS = "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u202a-\\u202e\\u2066-\\u2069\\ufeff";
+export const INVISIBLE_CHARS = "\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}";
+
+const INVISIBLE_RUN = new RegExp(`[${INVISIBLE_CHARS}]`, "gu");
+
+/** The escape {@link visible} writes for one code point: `\u202e`, or `\U000e0001` beyond the BMP. */
+export function escapeCodePoint(char: string): string {
+  const code = char.codePointAt(0) ?? 0;
+  return code <= 0xffff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\U${code.toString(16).padStart(8, "0")}`;
+}
+
+/**
+ * `text` with every invisible or control character written as an escape (`\u202e`), so that a name, path or
+ * value in a prompt cannot reorder, hide or split what the prompt says. Letters of every script stay as they are.
+ */
+export function visible(text: string): string {
+  return text.replace(INVISIBLE_RUN, escapeCodePoint);
+}
 
 /** Escape text so Markdown shows it literally (server labels and messages are not ours). */
 export function escapeMarkdown(text: string): string {

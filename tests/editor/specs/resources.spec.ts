@@ -7,7 +7,7 @@ import { PYTHON, SERVER_EVERYTHING, WORKSPACE_SERVER } from "../support/paths";
 import { ALPHA_README, LOGO_SIZE, writeWorkspaceServers } from "../support/folders";
 import { everythingServer, expect, test, workspaceServer } from "../support/fixtures";
 import { ServerLog } from "../support/serverLog";
-import { answerPrompts, shareOnly } from "../support/steps";
+import { answerPrompts, folderQuestion, shareOnly, trustQuestion } from "../support/steps";
 import type { Workbench } from "../support/workbench";
 
 const EVERYTHING = "everything";
@@ -29,16 +29,16 @@ async function openWithBothServers(
   const wb = await openEditor({ servers: { [EVERYTHING]: everythingServer() } });
   await answerPrompts(wb, [
     [
-      /Trust and start the MCP server “workspace” defined by this workspace\?/,
+      trustQuestion(WORKSPACE),
       async (text) => {
         expect(text).toContain(`Defined in: ${mcpJson}`);
         expect(text).toContain(`Command: ${PYTHON} ${WORKSPACE_SERVER}`);
-        await wb.screenshot("trust-dialog");
+        expect(text).toContain(`Executable: ${PYTHON}`);
         await wb.pressDialogButton("Trust and Start");
         await shareOnly(wb, WORKSPACE, { alpha: true, beta });
       },
     ],
-    [/Share folders with the MCP server “everything”\?/, () => wb.pressDialogButton("Deny All")],
+    [folderQuestion(EVERYTHING), () => wb.pressDialogButton("Don't Share")],
   ]);
   await new ServerLog(wb.server, WORKSPACE).waitForLine(beta ? /^workspace-server: 2 roots$/ : /^workspace-server: 1 roots$/);
   await expect(wb.status).toHaveText(beta ? /MCP 2 · 2 folders shared/ : /MCP 2 · 1 folder shared/);
@@ -51,7 +51,7 @@ test("Pick Resource lists both servers' resources by server and opens a document
   await wb.page.setViewportSize({ width: 1280, height: 1280 });
 
   await wb.runCommand("MCP: Pick Resource");
-  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Pick Resource");
   const groups = await wb.quickGroups(
     (found) => found.get(WORKSPACE)?.length === 2 && found.get(EVERYTHING)?.length === EVERYTHING_ROWS,
   );
@@ -86,7 +86,7 @@ test("Pick Resource lists both servers' resources by server and opens a document
 /** Pick the workspace server's file template and fill its `path` with `typed`; the picker stays open. */
 async function startFileTemplate(wb: Workbench, typed: string): Promise<void> {
   await wb.runCommand("MCP: Pick Resource");
-  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Pick Resource");
   await wb.quickType("shared folder");
   await wb.quickRow("A file inside a shared folder").click();
   await expect(wb.quickTitle).toContainText("file:///{+path}");
@@ -138,7 +138,7 @@ test("an open picker follows a server whose list changed", async ({ folders, ope
   const wb = await openWithBothServers(folders, openEditor, true);
   const log = new ServerLog(wb.server, WORKSPACE);
   await wb.runCommand("MCP: Pick Resource");
-  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Pick Resource");
   const before = await wb.quickGroups(
     (found) => found.get(WORKSPACE)?.length === 3 && found.get(EVERYTHING)?.length === EVERYTHING_ROWS,
   );
@@ -153,7 +153,7 @@ test("an open picker follows a server whose list changed", async ({ folders, ope
   );
   expect(after.get(WORKSPACE)).toEqual(["README.md", "A file inside a shared folder"]);
   expect(after.get(EVERYTHING)).toEqual(before.get(EVERYTHING));
-  await expect(wb.quickTitle).toHaveText("MCP: Pick Resource");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Pick Resource");
 });
 
 test("Insert Resource puts a resource's text at the cursor", async ({ folders, openEditor }) => {
@@ -164,7 +164,7 @@ test("Insert Resource puts a resource's text at the cursor", async ({ folders, o
   await wb.page.keyboard.type("Before: ");
 
   await wb.runCommand("MCP: Insert Resource");
-  await expect(wb.quickTitle).toHaveText("MCP: Insert Resource");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Insert Resource");
   await wb.quickType("README of alpha");
   await wb.quickRow("README.md").click();
   await expect(wb.editorLines).toContainText(`Before: ${ALPHA_README.split("\n")[0]}`);

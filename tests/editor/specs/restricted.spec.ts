@@ -6,6 +6,7 @@ import { PYTHON, WORKSPACE_SERVER } from "../support/paths";
 import { writeWorkspaceServers } from "../support/folders";
 import { everythingServer, expect, test } from "../support/fixtures";
 import { ServerLog } from "../support/serverLog";
+import { folderQuestion, trustQuestion } from "../support/steps";
 
 test("in Restricted Mode a workspace-defined server is not started until the workspace is trusted", async ({ folders, openEditor }) => {
   // The workspace server, started through sh so that every start leaves a line in `started`.
@@ -21,13 +22,13 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   await expect(wb.statusItem("Restricted Mode")).toBeVisible();
 
   // The user-level server runs and asks for folders; that prompt is the only one.
-  await wb.waitForDialog(/Share folders with the MCP server “everything”\?/);
-  await wb.pressDialogButton("Deny All");
+  await wb.waitForDialog(folderQuestion("everything"));
+  await wb.pressDialogButton("Don't Share");
   await new ServerLog(wb.server, "everything").waitForLine(/Starting default \(STDIO\) server/);
   await expect(wb.status).toHaveText(/MCP 1 · no folders shared/);
 
   await wb.runCommand("MCP: Show Server Status");
-  await expect(wb.quickTitle).toHaveText("MCP Server Status");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: MCP Server Status");
   const rows = await wb.allQuickRows();
   expect(rows.filter((row) => row.group === "Servers").map((row) => row.label)).toEqual([expect.stringContaining("everything")]);
   await wb.screenshot("restricted-mode");
@@ -38,9 +39,9 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   // Trusting the workspace makes the same file count: now its server asks for trust, and starts once trusted.
   await wb.statusItem("Restricted Mode").click();
   await wb.page.getByRole("button", { name: "Trust", exact: true }).click();
-  await wb.waitForDialog(/Trust and start the MCP server “workspace” defined by this workspace\?/);
+  await wb.waitForDialog(trustQuestion("workspace"));
   await wb.pressDialogButton("Trust and Start");
-  await wb.waitForDialog(/Share folders with the MCP server “workspace”\?/);
-  await wb.pressDialogButton("Deny All");
+  await wb.waitForDialog(folderQuestion("workspace"));
+  await wb.pressDialogButton("Don't Share");
   await expect.poll(() => existsSync(started) && readFileSync(started, "utf8").trim()).toBe("started");
 });

@@ -1,15 +1,25 @@
 // Multi-step things a person does in these scenarios, written once.
 import { expect } from "@playwright/test";
-import type { Workbench } from "./workbench";
+import { type Workbench, escapeRegExp } from "./workbench";
+
+/** The question of the folder dialog for `serverId` when several folders are asked about. */
+export function folderQuestion(serverId: string): RegExp {
+  return new RegExp(`MCP Host Bridge: share folders with the MCP server “${escapeRegExp(serverId)}”\\?`);
+}
+
+/** The question of the trust dialog for the workspace-defined `serverId`. */
+export function trustQuestion(serverId: string): RegExp {
+  return new RegExp(`MCP Host Bridge: trust and start the MCP server “${escapeRegExp(serverId)}” defined by this workspace\\?`);
+}
 
 /**
  * Answer the first folder prompt of `serverId` (two folders) by checking the folders as `share` says,
- * remembered ("Allow").
+ * remembered ("Allow"); the folders left unchecked are remembered as not shared.
  */
 export async function shareOnly(wb: Workbench, serverId: string, share: Readonly<Record<string, boolean>>): Promise<void> {
-  await wb.waitForDialog(new RegExp(`Share folders with the MCP server “${serverId}”\\?`));
+  await wb.waitForDialog(folderQuestion(serverId));
   await wb.pressDialogButton("Choose Folders…");
-  await expect(wb.quickTitle).toContainText(`Share Folders with “${serverId}” (1/2)`);
+  await expect(wb.quickTitle).toContainText(`MCP Host Bridge: Share Folders with “${serverId}” (1/2)`);
   await setChecked(wb, share);
   await wb.quickAccept();
   await expect(wb.quickTitle).toContainText("(2/2)");

@@ -39,6 +39,12 @@ export class Workbench {
     return new Workbench(page, server);
   }
 
+  /** Reload the window ("Developer: Reload Window"): a new extension host, sidecar and MCP servers. */
+  async reload(): Promise<void> {
+    await this.page.reload();
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+  }
+
   // The command palette.
 
   /** Run a command by its palette title, e.g. "MCP: Pick Resource". */
@@ -80,6 +86,11 @@ export class Workbench {
   /** The rows of the visible quick pick. */
   get quickRows(): Locator {
     return this.quickInput.locator(".quick-input-list .monaco-list-row");
+  }
+
+  /** The folder row named `name` of a multi-select folder picker (its label, description and detail). */
+  folderRow(name: string): Locator {
+    return this.quickRows.filter({ has: this.page.getByRole("checkbox", { name, exact: true }) });
   }
 
   /** The row whose label contains `label`. */

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { CancellationTokenSource, type RequestParam, type RequestType, ResponseError } from "vscode-jsonrpc/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as protocol from "../../src/protocol";
+import { configurationParams, sidecarSettings } from "../../src/settingsModel";
 import { PYTHON, REPO, fixtureServer, folderUri, recordLines, recordedRoots } from "./fixtures";
 import { alive, childrenOf, commandLine } from "./processes";
 import { SidecarProcess } from "./sidecarProcess";
@@ -25,6 +26,9 @@ let alpha: string;
 let beta: string;
 let alphaUri: string;
 let betaUri: string;
+/** A project inside alpha: once alpha is shared, a server sees it through alpha. */
+let innerUri: string;
+let serversSetting: Record<string, unknown>;
 let rootsRecord: string;
 let hangRecord: string;
 let sidecar: SidecarProcess | undefined;
@@ -50,6 +54,21 @@ async function failure(promise: Promise<unknown>): Promise<ResponseError<unknown
     throw error;
   }
   throw new Error("the request succeeded, but an error answer was expected");
+}
+
+/** Every candidate folder, in the sidecar's order. */
+function CANDIDATES(): protocol.Candidate[] {
+  const project = (uri: string, name: string): protocol.Candidate => ({
+    uri,
+    name,
+    kinds: ["workspaceFolder", "project"],
+    markers: ["pyproject.toml"],
+  });
+  return [
+    project(alphaUri, "alpha-project"),
+    { uri: innerUri, name: "inner-project", kinds: ["project"], markers: ["pyproject.toml"], parent: alphaUri },
+    project(betaUri, "beta-project"),
+  ];
 }
 
 /** The roots answers the recorder got so far, as lists of URIs. */
@@ -78,8 +97,9 @@ function untilServer(
   );
 }
 
-/** The test editor's consent answers: alpha allowed and beta denied for the roots recorder, alpha allowed for
- * this session only (beta left out) for the resources server, nothing at all for the hang server. */
+/** The test editor's consent answers: alpha allowed and the others denied for the roots recorder (as the
+ * extension answers a folder left unchecked), alpha allowed for this session only (the others left out) for the
+ * resources server, nothing at all for the hang server. */
 function answerConsent(params: protocol.AskConsentParams): protocol.AskConsentResult {
   switch (params.server.id) {
     case "roots":
@@ -105,24 +125,27 @@ beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), "host-bridge-it-"));
   alpha = path.join(work, "ws", "alpha");
   beta = path.join(work, "ws", "beta");
-  for (const folder of [alpha, beta]) {
+  const inner = path.join(alpha, "inner");
+  for (const folder of [alpha, beta, inner]) {
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, "pyproject.toml"), `[project]\nname = "${path.basename(folder)}-project"\n`);
   }
   alphaUri = folderUri(alpha);
   betaUri = folderUri(beta);
+  innerUri = folderUri(inner);
   rootsRecord = path.join(work, "roots.jsonl");
   hangRecord = path.join(work, "hang.jsonl");
   const storageDir = path.join(work, "storage");
 
   sidecar = SidecarProcess.start({ python: PYTHON, cwd: REPO, answerConsent });
+  serversSetting = {
+    roots: fixtureServer("roots_recorder.py", ...HANDSHAKE, "--record", rootsRecord),
+    res: fixtureServer("resources_server.py", ...HANDSHAKE, "--list-changed", "--count", "25", "--page-size", "10"),
+    hang: fixtureServer("resources_server.py", "--fault", "hang-read", "--record", hangRecord),
+  };
   const options: protocol.InitializationOptions = {
     storageDir,
-    servers: {
-      roots: fixtureServer("roots_recorder.py", ...HANDSHAKE, "--record", rootsRecord),
-      res: fixtureServer("resources_server.py", ...HANDSHAKE, "--list-changed", "--count", "25", "--page-size", "10"),
-      hang: fixtureServer("resources_server.py", "--fault", "hang-read", "--record", hangRecord),
-    },
+    servers: serversSetting,
     readWorkspaceConfig: false,
     consentTimeout: 30,
   };
@@ -168,7 +191,7 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
     expect(initializeResult).toMatchObject({ serverInfo: { name: "host-bridge" } });
   });
 
-  it("asks consent once per server with both workspace folders", async () => {
+  it("asks consent once per server about every candidate folder, describing what runs", async () => {
     const asks = await bridge().until(
       () => bridge().received.asks.length >= 3 && bridge().received.asks,
       START_MS,
@@ -184,13 +207,22 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
         transport: "stdio",
         command: PYTHON,
         args: [path.join(REPO, "tests", "servers", "roots_recorder.py"), ...HANDSHAKE, "--record", rootsRecord],
+        identity: expect.any(String),
+        workspaceDefined: false,
+        executable: PYTHON,
+        env: [],
+        envReferences: [],
+        headerNames: [],
       },
-      roots: [
-        { uri: alphaUri, name: "alpha-project", kinds: ["workspaceFolder", "project"], markers: ["pyproject.toml"] },
-        { uri: betaUri, name: "beta-project", kinds: ["workspaceFolder", "project"], markers: ["pyproject.toml"] },
-      ],
+      roots: CANDIDATES(),
       trustRequired: false,
+      visibleThrough: [],
     });
+  });
+
+  it("gives two servers with the same command different identities", () => {
+    const identities = bridge().received.asks.map((ask) => ask.server.identity);
+    expect(new Set(identities).size).toBe(identities.length);
   });
 
   it("shares exactly the allowed folder with the roots recorder", async () => {
@@ -217,10 +249,15 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
     expect(res.resources).toEqual({ subscribe: true, listChanged: true });
     expect(res.protocolVersion).toBe("2025-11-25");
     expect(res.sharedRoots).toEqual([{ uri: alphaUri, name: "alpha-project" }]);
-    expect(status.candidates).toEqual([
-      { uri: alphaUri, name: "alpha-project", kinds: ["workspaceFolder", "project"], markers: ["pyproject.toml"] },
-      { uri: betaUri, name: "beta-project", kinds: ["workspaceFolder", "project"], markers: ["pyproject.toml"] },
-    ]);
+    expect(status.candidates).toEqual(CANDIDATES());
+  });
+
+  it("names the folder a server sees only through a shared one", async () => {
+    const status = await request(protocol.status, {});
+    const roots = status.servers.find((server) => server.id === "roots");
+    expect(roots?.sharedRoots).toEqual([{ uri: alphaUri, name: "alpha-project" }]);
+    expect(roots?.visibleThrough).toEqual([{ uri: innerUri, through: alphaUri }]);
+    expect(status.servers.find((server) => server.id === "hang")?.visibleThrough).toEqual([]);
   });
 
   it("pages through a server's resources with nextCursor", async () => {
@@ -421,7 +458,10 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
 
   it("shares a folder allowed with setConsent and withdraws it on deny", async () => {
     const answersBefore = rootsAnswers().length;
-    expect(await request(protocol.setConsent, { server: "roots", uri: betaUri, decision: "allow" })).toBeNull();
+    expect(await request(protocol.setConsent, { server: "roots", uri: betaUri, decision: "allow" })).toEqual({
+      saved: true,
+      applied: "allow",
+    });
     await untilServer("roots", "running", [alphaUri, betaUri], EVENT_MS);
     const both = await waitFor(
       () => rootsAnswers().length > answersBefore && recordedRoots(rootsRecord).at(-1),
@@ -432,7 +472,10 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
     expect(both.roots.map((root) => root.uri).sort()).toEqual([alphaUri, betaUri].sort());
 
     const answersWithBoth = rootsAnswers().length;
-    expect(await request(protocol.setConsent, { server: "roots", uri: betaUri, decision: "deny" })).toBeNull();
+    expect(await request(protocol.setConsent, { server: "roots", uri: betaUri, decision: "deny" })).toEqual({
+      saved: true,
+      applied: "deny",
+    });
     await untilServer("roots", "running", [alphaUri], EVENT_MS);
     const one = await waitFor(
       () => rootsAnswers().length > answersWithBoth && recordedRoots(rootsRecord).at(-1),
@@ -440,6 +483,45 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
       "the recorder to fetch its roots after the deny",
     );
     expect(one.roots.map((root) => root.uri)).toEqual([alphaUri]);
+  });
+
+  it("says when a denied folder stays visible through a shared parent", async () => {
+    const result = await request(protocol.setConsent, { server: "roots", uri: innerUri, decision: "deny" });
+    expect(result).toMatchObject({ saved: true, applied: "deny", visibleThrough: alphaUri });
+    expect(result.message).toContain("stop sharing");
+    // The extension shows that sentence itself: the sidecar sends no message of its own to a consentUi editor.
+    expect(bridge().received.logs.filter((log) => log.message.includes("still visible"))).toEqual([]);
+  });
+
+  it("re-loads the servers sent with workspace/didChangeConfiguration without restarting the others", async () => {
+    const received = bridge().received;
+    const seen = { roots: received.states("roots").length, asks: received.asks.length };
+    const late = { ...serversSetting, late: fixtureServer("resources_server.py", "--count", "1") };
+    await bridge().connection.sendNotification(
+      "workspace/didChangeConfiguration",
+      configurationParams(sidecarSettings(late, true, false)),
+    );
+    const ask = await bridge().until(
+      () => received.asks.slice(seen.asks).find((params) => params.server.id === "late"),
+      START_MS,
+      "the new server 'late' to ask for consent",
+    );
+    expect(ask.roots.map((root) => root.uri)).toEqual(CANDIDATES().map((candidate) => candidate.uri));
+    await untilServer("late", "running", [], START_MS);
+
+    await bridge().connection.sendNotification(
+      "workspace/didChangeConfiguration",
+      configurationParams(sidecarSettings(serversSetting, true, false)),
+    );
+    const isLate = (pid: number): boolean => / --count 1$/.test(commandLine(pid));
+    await waitFor(
+      () => !childrenOf(bridge().child.pid ?? -1).some(isLate),
+      EVENT_MS,
+      "the process of the removed server 'late' to end",
+    );
+    const status = await request(protocol.status, {});
+    expect(status.servers.map((server) => server.id)).toEqual(["roots", "res", "hang"]);
+    expect(received.states("roots").slice(seen.roots)).toEqual([]);
   });
 
   it("refuses consent for a URI that is not a file folder", async () => {

@@ -1,29 +1,42 @@
 import { describe, expect, it } from "vitest";
 import {
-  LeftPrivate,
   Choice,
   PromptQueue,
+  allowKindPlaceholder,
   changeSummary,
+  chooserPlaceholder,
   commandLine,
-  decisionOfChoice,
-  decisionsFor,
+  denyAll,
+  folderAnswers,
   folderChoices,
   folderDetail,
   folderItem,
-  foldersWereAsked,
+  folderNames,
+  folderQuestion,
   homeRelative,
   kindsText,
+  launchLines,
+  manageItems,
   manageableFolders,
   quoteArg,
+  quotedList,
   serverItem,
   serverName,
   serverNamed,
   sharedFoldersDiff,
   sourceText,
+  stillVisible,
+  trustChoices,
   trustDetail,
   trustOfChoice,
+  trustQuestion,
+  unshareParentPrompt,
+  type AppliedChange,
+  type PathDisplay,
 } from "../../src/consentModel";
 import type * as protocol from "../../src/protocol";
+
+const display: PathDisplay = { toPath: (uri) => decodeURIComponent(uri.replace("file://", "")), home: "/home/me" };
 
 const stdio: protocol.ServerRef = {
   id: "fs",
@@ -32,6 +45,12 @@ const stdio: protocol.ServerRef = {
   transport: "stdio",
   command: "npx",
   args: ["-y", "@modelcontextprotocol/server-filesystem", "my dir", "it's"],
+  identity: "file:///home/me/acme/.vscode/mcp.json|fs|abc",
+  workspaceDefined: true,
+  executable: "/usr/bin/npx",
+  env: [],
+  envReferences: [],
+  headerNames: [],
 };
 
 const http: protocol.ServerRef = {
@@ -40,6 +59,11 @@ const http: protocol.ServerRef = {
   source: "settings",
   transport: "http",
   url: "https://mcp.example.com/mcp",
+  identity: "settings|web|def",
+  workspaceDefined: false,
+  env: [],
+  envReferences: [],
+  headerNames: [],
 };
 
 function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): protocol.Candidate {
@@ -47,7 +71,12 @@ function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): pr
 }
 
 function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.ServerStatus {
-  return { ...http, state: "running", sharedRoots: [], ...overrides };
+  return { ...http, state: "running", sharedRoots: [], visibleThrough: [], ...overrides };
+}
+
+function applied(uri: string, decision: AppliedChange["decision"], result: Partial<protocol.SetConsentResult> = {}): AppliedChange {
+  const holds = decision === "forget" ? "none" : decision;
+  return { uri, decision, result: { saved: true, applied: holds, ...result } };
 }
 
 describe("command line display", () => {
@@ -67,18 +96,24 @@ describe("command line display", () => {
     expect(quoteArg("")).toBe("''");
   });
 
-  it("makes newlines and bidi controls visible instead of printing them", () => {
+  it("makes newlines, bidi controls and zero-width characters visible instead of printing them", () => {
     expect(quoteArg("a\nb")).toBe("$'a\\nb'");
     expect(quoteArg("x\u202ey")).toBe("$'x\\u202ey'");
     expect(quoteArg("it's\u0007")).toBe("$'it\\'s\\x07'");
+    expect(quoteArg("a\u200db")).toBe("$'a\\u200db'");
+  });
+
+  it("escapes a character beyond the basic plane with eight hex digits", () => {
+    expect(quoteArg("tag\u{e0041}")).toBe("$'tag\\U000e0041'");
   });
 
   it("joins the command and its quoted arguments", () => {
     expect(commandLine(stdio)).toBe("npx -y @modelcontextprotocol/server-filesystem 'my dir' 'it'\\''s'");
   });
 
-  it("shows an http server's URL", () => {
+  it("shows an http server's URL with invisible characters escaped", () => {
     expect(commandLine(http)).toBe("https://mcp.example.com/mcp");
+    expect(commandLine({ ...http, url: "https://a\u202eb" })).toBe("https://a\\u202eb");
   });
 
   it("names the server by label with its id when they differ", () => {
@@ -86,17 +121,124 @@ describe("command line display", () => {
     expect(serverName(http)).toBe("“web”");
   });
 
-  it("puts the source file and the exact command line in the trust detail", () => {
-    const detail = trustDetail(stdio, "~/acme/.vscode/mcp.json");
-    expect(detail).toContain("Defined in: ~/acme/.vscode/mcp.json");
-    expect(detail).toContain("Command: npx -y @modelcontextprotocol/server-filesystem 'my dir'");
-    expect(trustDetail(http, "x")).toContain("URL: https://mcp.example.com/mcp");
+  it("shows invisible characters in a server's name escaped", () => {
+    expect(serverName({ id: "x", label: "Fi\u200bles" })).toBe("“Fi\\u200bles” (x)");
   });
 
   it("says a settings server comes from the settings and a file server from its home-relative path", () => {
-    const toPath = (uri: string): string => uri.replace("file://", "");
-    expect(sourceText("settings", toPath, "/home/me")).toBe("your settings");
-    expect(sourceText("file:///home/me/acme/.mcp.json", toPath, "/home/me")).toBe("~/acme/.mcp.json");
+    expect(sourceText("settings", display)).toBe("your settings");
+    expect(sourceText("file:///home/me/acme/.mcp.json", display)).toBe("~/acme/.mcp.json");
+  });
+});
+
+describe("what runs, as the trust prompt says it", () => {
+  it("names where it is defined, the resolved executable and the command as written", () => {
+    expect(launchLines(stdio, display)).toEqual([
+      "Defined in: ~/acme/.vscode/mcp.json",
+      "Executable: /usr/bin/npx",
+      "Command: npx -y @modelcontextprotocol/server-filesystem 'my dir' 'it'\\''s'",
+    ]);
+  });
+
+  it("says when the command is not found on the server's PATH", () => {
+    const { executable: _, ...missing } = stdio;
+    expect(launchLines(missing, display)).toContain("Executable: not found on the server's PATH (it would run “npx”)");
+  });
+
+  it("gives the working directory, the environment names and only the values that decide which code runs", () => {
+    const lines = launchLines(
+      {
+        ...stdio,
+        cwd: "/home/me/acme",
+        env: [
+          { name: "API_KEY", fromEnvFile: false },
+          { name: "PATH", value: "/home/me/acme/bin:/usr/bin", fromEnvFile: false },
+        ],
+      },
+      display,
+    );
+    expect(lines).toContain("Working directory: /home/me/acme");
+    expect(lines).toContain("Environment it sets: API_KEY, PATH=/home/me/acme/bin:/usr/bin");
+    expect(lines).toContain("(Values are shown only for variables that decide which code runs, such as PATH.)");
+    expect(lines.join("\n")).not.toContain("API_KEY=");
+  });
+
+  it("names the envFile and what it sets, such as a PATH that changes which npx runs", () => {
+    const lines = launchLines(
+      {
+        ...stdio,
+        envFile: "/home/me/acme/.env",
+        env: [
+          { name: "PATH", value: "/home/me/acme/evil", fromEnvFile: true },
+          { name: "TOKEN", fromEnvFile: true },
+        ],
+      },
+      display,
+    );
+    expect(lines).toContain("Environment file: /home/me/acme/.env, which sets PATH=/home/me/acme/evil, TOKEN");
+  });
+
+  it("says which of your environment variables it reads and that their values go to the server", () => {
+    expect(launchLines({ ...http, envReferences: ["SECRET_TOKEN"] }, display)).toContain(
+      "Reads your environment variables: SECRET_TOKEN (their values are sent to the server)",
+    );
+  });
+
+  it("gives an http server's URL and the names of its headers but never their values", () => {
+    expect(launchLines({ ...http, headerNames: ["Authorization", "X-Team"] }, display)).toEqual([
+      "Defined in: your settings",
+      "URL: https://mcp.example.com/mcp",
+      "Headers sent: Authorization, X-Team (values not shown)",
+    ]);
+  });
+
+  it("escapes invisible characters in every path, name and value", () => {
+    const text = launchLines(
+      {
+        ...stdio,
+        executable: "/usr/bin/np\u202ex",
+        cwd: "/w\u200b",
+        env: [{ name: "P\u2066ATH", value: "/a\u200b", fromEnvFile: false }],
+        envFile: "/e\u0000nv",
+        envReferences: ["TO\u202eKEN"],
+      },
+      display,
+    ).join("\n");
+    expect(text).not.toMatch(/[\u0000\u200b\u202e\u2066]/u);
+    expect(text).toContain("Executable: /usr/bin/np\\u202ex");
+    expect(text).toContain("P\\u2066ATH=$'/a\\u200b'");
+    expect(text).toContain("Reads your environment variables: TO\\u202eKEN");
+  });
+
+  it("names the product in the trust question", () => {
+    expect(trustQuestion(stdio)).toBe("MCP Host Bridge: trust and start the MCP server “Files” (fs) defined by this workspace?");
+  });
+
+  it("puts what runs and the meaning of every button in the trust detail", () => {
+    const detail = trustDetail(stdio, display);
+    expect(detail).toContain("Defined in: ~/acme/.vscode/mcp.json");
+    expect(detail).toContain("Executable: /usr/bin/npx");
+    expect(detail).toContain("Command: npx -y @modelcontextprotocol/server-filesystem 'my dir'");
+    expect(detail).toContain(`${Choice.dontTrust}: it is not started`);
+    expect(detail).toContain(`${Choice.trust}: it starts now`);
+    expect(detail).toContain("Cancel: decide later");
+    expect(trustDetail(http, display)).toContain("URL: https://mcp.example.com/mcp");
+  });
+});
+
+describe("trust answers", () => {
+  it("puts “Don't Trust” first, so that Enter never starts a server", () => {
+    expect(trustChoices()).toEqual([Choice.dontTrust, Choice.trust]);
+  });
+
+  it("trusts only on “Trust and Start” and distrusts only on “Don't Trust”", () => {
+    expect(trustOfChoice(Choice.trust)).toBe(true);
+    expect(trustOfChoice(Choice.dontTrust)).toBe(false);
+  });
+
+  it("leaves trust unanswered when the modal is cancelled or times out", () => {
+    expect(trustOfChoice(undefined)).toBeUndefined();
+    expect(trustOfChoice("Cancel")).toBeUndefined();
   });
 });
 
@@ -121,70 +263,121 @@ describe("folder items", () => {
     expect(kindsText({ kinds: ["project"], markers: [] })).toBe("project");
   });
 
-  it("preselects workspace folders and nothing else", () => {
+  it("checks nothing, not even a workspace folder", () => {
     const workspace = candidate("file:///home/me/acme", { kinds: ["workspaceFolder", "git"], markers: [".git"] });
-    const nested = candidate("file:///home/me/acme/api", { name: "acme-api", kinds: ["project"], markers: ["go.mod"] });
-    expect(folderItem(workspace, "/home/me/acme", "/home/me")).toEqual({
+    expect(folderItem(workspace, display)).toEqual({
       uri: "file:///home/me/acme",
       label: "acme",
       description: "~/acme",
       detail: "workspace folder · git",
-      picked: true,
+      picked: false,
     });
-    expect(folderItem(nested, "/home/me/acme/api", "/home/me").picked).toBe(false);
   });
 
-  it("lets the caller decide the preselection", () => {
-    const nested = candidate("file:///home/me/acme/api", { kinds: ["project"] });
-    expect(folderItem(nested, "/home/me/acme/api", "/home/me", true).picked).toBe(true);
+  it("lets the caller check a folder the server already sees", () => {
+    expect(folderItem(candidate("file:///home/me/acme/api", { kinds: ["project"] }), display, true).picked).toBe(true);
   });
 
-  it("lists the folders in the modal detail and cuts a long list short", () => {
-    const paths = Array.from({ length: 10 }, (_, index) => `~/p${index}`);
-    const detail = folderDetail(stdio, paths);
-    expect(detail).toContain("~/p7");
-    expect(detail).not.toContain("~/p8");
-    expect(detail).toContain("… and 2 more");
-    expect(detail).toContain("Command: npx");
+  it("says through which shared folder a folder is visible", () => {
+    const ui = candidate("file:///home/me/acme/ui", { kinds: ["project"], markers: ["package.json"] });
+    expect(folderItem(ui, display, true, { uri: "file:///home/me/acme", name: "acme" }).detail).toBe(
+      "project (package.json) · visible through “acme”",
+    );
+  });
+
+  it("shows a folder name with a bidi override escaped and without icons", () => {
+    const sneaky = candidate("file:///home/me/x", { name: "$(check) good\u202etxt.exe" });
+    expect(folderItem(sneaky, display).label).toBe("$\u200b(check) good\\u202etxt.exe");
   });
 });
 
-describe("consent answers", () => {
+describe("the folder dialog", () => {
+  const roots = [candidate("file:///home/me/acme", { name: "acme" }), candidate("file:///srv/beta", { name: "beta" })];
+
+  it("names the product and the server in its question", () => {
+    expect(folderQuestion(stdio, roots)).toBe(
+      "MCP Host Bridge: share folders with the MCP server “Files” (fs)? 2 folders can be shared.",
+    );
+    expect(folderQuestion(stdio, roots.slice(0, 1))).toBe(
+      "MCP Host Bridge: share the folder “acme” with the MCP server “Files” (fs)?",
+    );
+  });
+
+  it("makes a button that shares nothing the default: the chooser first, then “Don't Share”", () => {
+    expect(folderChoices()).toEqual([Choice.chooseFolders, Choice.dontShare]);
+  });
+
+  it("lists the folders, what runs and what every button means", () => {
+    const detail = folderDetail(stdio, roots, [], display);
+    expect(detail).toContain("  ~/acme\n  /srv/beta");
+    expect(detail).toContain("Executable: /usr/bin/npx");
+    expect(detail).toContain("Choose Folders…: check the folders to share; none is checked to begin with.");
+    expect(detail).toContain("Folders you leave unchecked are remembered as not shared with this server.");
+    expect(detail).toContain("Don't Share: share none of them with this server, and don't ask again.");
+    expect(detail).toContain("Cancel: decide later; nothing is shared now");
+    expect(detail).toContain("“MCP: Manage Shared Folders”");
+    expect(folderDetail(stdio, roots.slice(0, 1), [], display)).toContain(
+      "Don't Share: don't share it with this server, and don't ask again.",
+    );
+  });
+
+  it("lists the folders already visible through a shared one by the shared folder's name", () => {
+    const detail = folderDetail(
+      stdio,
+      roots.slice(1),
+      [{ uri: "file:///home/me/acme/packages/ui", through: "file:///home/me/acme" }],
+      display,
+      folderNames([candidate("file:///home/me/acme", { name: "Acme Corp" })]),
+    );
+    expect(detail).toContain("Already visible to it, inside a folder shared with it (nothing to decide):");
+    expect(detail).toContain("  ~/acme/packages/ui — visible through “Acme Corp”");
+  });
+
+  it("cuts a long list of folders short", () => {
+    const many = Array.from({ length: 10 }, (_, index) => candidate(`file:///home/me/p${index}`));
+    const detail = folderDetail(stdio, many, [], display);
+    expect(detail).toContain("~/p7");
+    expect(detail).not.toContain("~/p8");
+    expect(detail).toContain("… and 2 more");
+  });
+
+  it("tells the chooser's and the duration step's keys", () => {
+    expect(chooserPlaceholder()).toContain("Unchecked folders are remembered as not shared; Escape decides nothing.");
+    expect(allowKindPlaceholder(2)).toBe("Share the 2 folders how long? Escape shares nothing.");
+    expect(allowKindPlaceholder(1)).toBe("Share the folder how long? Escape shares nothing.");
+  });
+});
+
+describe("folder answers", () => {
   const roots = [candidate("file:///a"), candidate("file:///b"), candidate("file:///c")];
 
-  it("offers quick answers for one folder and a chooser for several", () => {
-    expect(folderChoices(roots.slice(0, 1))).toEqual([Choice.allow, Choice.allowSession, Choice.deny]);
-    expect(folderChoices(roots)).toEqual([Choice.chooseFolders, Choice.denyAll]);
-  });
-
-  it("maps modal buttons to decisions and Escape to none", () => {
-    expect(decisionOfChoice(Choice.allow)).toBe("allow");
-    expect(decisionOfChoice(Choice.allowSession)).toBe("allowSession");
-    expect(decisionOfChoice(Choice.deny)).toBe("deny");
-    expect(decisionOfChoice(Choice.denyAll)).toBe("deny");
-    expect(decisionOfChoice(Choice.chooseFolders)).toBeUndefined();
-    expect(decisionOfChoice(undefined)).toBeUndefined();
-  });
-
-  it("answers only the selected folders, in the order asked", () => {
-    expect(decisionsFor(roots, ["file:///c", "file:///a"], "allowSession")).toEqual([
+  it("allows the checked folders and denies the unchecked ones, in the order asked", () => {
+    expect(folderAnswers(roots, ["file:///c", "file:///a"], "allowSession")).toEqual([
       { uri: "file:///a", decision: "allowSession" },
+      { uri: "file:///b", decision: "deny" },
       { uri: "file:///c", decision: "allowSession" },
     ]);
   });
 
   it("never answers about a folder that was not asked about", () => {
-    expect(decisionsFor(roots, ["file:///elsewhere", "file:///b"], "allow")).toEqual([
-      { uri: "file:///b", decision: "allow" },
+    expect(folderAnswers(roots, ["file:///elsewhere", "file:///b"], "allow").map((answer) => answer.uri)).toEqual([
+      "file:///a",
+      "file:///b",
+      "file:///c",
     ]);
   });
 
-  it("answers nothing when nothing is selected", () => {
-    expect(decisionsFor(roots, [], "allow")).toEqual([]);
+  it("denies every folder when nothing is checked or “Don't Share” is chosen", () => {
+    expect(folderAnswers(roots, [], "allow").map((answer) => answer.decision)).toEqual(["deny", "deny", "deny"]);
+    expect(denyAll(roots)).toEqual(folderAnswers(roots, [], "allow"));
   });
 });
 
 describe("manage shared folders", () => {
+  const acme = "file:///w/acme";
+  const ui = "file:///w/acme/ui";
+  const beta = "file:///w/beta";
+
   it("allows newly checked folders and denies unchecked shared ones", () => {
     expect(sharedFoldersDiff(["file:///a", "file:///b"], ["file:///b", "file:///c"], "allow")).toEqual([
       { uri: "file:///c", decision: "allow" },
@@ -193,13 +386,12 @@ describe("manage shared folders", () => {
   });
 
   it("uses the chosen kind of allowance for additions", () => {
-    expect(sharedFoldersDiff([], ["file:///a"], "allowSession")).toEqual([
-      { uri: "file:///a", decision: "allowSession" },
-    ]);
+    expect(sharedFoldersDiff([], ["file:///a"], "allowSession")).toEqual([{ uri: "file:///a", decision: "allowSession" }]);
   });
 
-  it("changes nothing when the selection equals what is shared", () => {
+  it("changes nothing when the selection equals what the server sees", () => {
     expect(sharedFoldersDiff(["file:///a", "file:///b"], ["file:///b", "file:///a"], "allow")).toEqual([]);
+    expect(sharedFoldersDiff([acme], [acme, ui], "allow", new Map([[ui, acme]]))).toEqual([]);
   });
 
   it("compares folders by their exact URI string", () => {
@@ -209,61 +401,111 @@ describe("manage shared folders", () => {
     ]);
   });
 
+  it("denies an unchecked folder that is visible through a shared parent", () => {
+    expect(sharedFoldersDiff([acme], [acme], "allow", new Map([[ui, acme]]))).toEqual([{ uri: ui, decision: "deny" }]);
+  });
+
+  it("allows a folder kept checked whose parent is unchecked, so the server keeps seeing it", () => {
+    expect(sharedFoldersDiff([acme], [ui], "allow", new Map([[ui, acme]]))).toEqual([
+      { uri: ui, decision: "allow" },
+      { uri: acme, decision: "deny" },
+    ]);
+  });
+
+  it("denies outer folders before the folders inside them", () => {
+    expect(sharedFoldersDiff([ui, beta, acme], [], "allow")).toEqual([
+      { uri: beta, decision: "deny" },
+      { uri: acme, decision: "deny" },
+      { uri: ui, decision: "deny" },
+    ]);
+  });
+
   it("keeps a shared folder that is no longer a candidate so that it can be unchecked", () => {
-    const folders = manageableFolders(
-      [candidate("file:///a")],
-      [{ uri: "file:///a" }, { uri: "file:///gone", name: "gone" }],
-    );
+    const folders = manageableFolders([candidate("file:///a")], [{ uri: "file:///a" }, { uri: "file:///gone", name: "gone" }]);
     expect(folders.map((folder) => [folder.uri, folder.name])).toEqual([
       ["file:///a", "a"],
       ["file:///gone", "gone"],
     ]);
   });
 
-  it("summarises what was shared and what was withdrawn", () => {
-    const names: Record<string, string> = { "file:///a": "acme", "file:///b": "api", "file:///c": "old" };
-    const summary = changeSummary(
-      stdio,
-      [
-        { uri: "file:///a", decision: "allow" },
-        { uri: "file:///b", decision: "allowSession" },
-        { uri: "file:///c", decision: "deny" },
-      ],
-      (uri) => names[uri] ?? uri,
-    );
-    expect(summary).toBe(
-      "MCP server “Files” (fs): now sharing “acme”; sharing “api” for this session; no longer sharing “old”.",
-    );
-    expect(changeSummary(stdio, [], (uri) => uri)).toBe("Nothing changed for the MCP server “Files” (fs).");
+  it("checks the shared folders and the folders visible through them, naming the parent", () => {
+    const folders = [candidate(acme, { name: "Acme" }), candidate(ui), candidate(beta)];
+    const items = manageItems(folders, { sharedRoots: [{ uri: acme, name: "acme" }], visibleThrough: [{ uri: ui, through: acme }] }, display);
+    expect(items.map((item) => [item.label, item.picked, item.detail])).toEqual([
+      ["Acme", true, ""],
+      ["ui", true, "visible through “Acme”"],
+      ["beta", false, ""],
+    ]);
   });
 
-  it("describes a server by its state and shared folder count", () => {
+  it("summarises what now holds, as the sidecar applied it", () => {
+    const names = new Map([
+      ["file:///a", "acme"],
+      ["file:///b", "api"],
+      ["file:///c", "old"],
+    ]);
+    const summary = changeSummary(
+      stdio,
+      [applied("file:///a", "allow"), applied("file:///b", "allowSession"), applied("file:///c", "deny")],
+      names,
+    );
+    expect(summary).toBe(
+      "MCP Host Bridge: MCP server “Files” (fs): now sharing “acme”; sharing “api” for this session; no longer sharing “old”.",
+    );
+    expect(changeSummary(stdio, [])).toBe("MCP Host Bridge: nothing changed for the MCP server “Files” (fs).");
+  });
+
+  it("says an allowance that could not be saved holds for this session only", () => {
+    const summary = changeSummary(stdio, [applied("file:///a", "allow", { saved: false, applied: "allowSession" })]);
+    expect(summary).toBe("MCP Host Bridge: MCP server “Files” (fs): sharing “a” for this session.");
+  });
+
+  it("says a denied folder stays visible through its shared parent", () => {
+    const summary = changeSummary(
+      stdio,
+      [applied(ui, "deny", { visibleThrough: acme })],
+      new Map([[acme, "Acme"]]),
+    );
+    expect(summary).toBe("MCP Host Bridge: MCP server “Files” (fs): “ui” is not shared on its own but stays visible through “Acme”.");
+  });
+
+  it("groups the denied folders that stay visible by the parent they are seen through", () => {
+    const other = "file:///w/acme/api";
+    expect(
+      stillVisible([
+        applied(ui, "deny", { visibleThrough: acme }),
+        applied(beta, "deny"),
+        applied(other, "deny", { visibleThrough: acme }),
+        applied("file:///w/new", "allow"),
+      ]),
+    ).toEqual([{ parent: acme, folders: [ui, other] }]);
+  });
+
+  it("offers to unshare the parent in a modal naming both folders, with the product name", () => {
+    const prompt = unshareParentPrompt(stdio, acme, [ui], display, new Map([[acme, "Acme"]]));
+    expect(prompt.message).toBe(
+      "MCP Host Bridge: “ui” stays visible to the MCP server “Files” (fs) through “Acme”. Stop sharing “Acme”?",
+    );
+    expect(prompt.stop).toBe("Stop Sharing “Acme”");
+    expect(prompt.keep).toBe("Keep Sharing “Acme”");
+    expect(prompt.detail).toContain("“Acme” (/w/acme) is shared with “Files” (fs), and “ui” is inside it");
+    expect(prompt.detail).toContain("Stop Sharing “Acme”: the server sees neither any more.");
+    expect(prompt.detail).toContain("Keep Sharing “Acme”: nothing else changes; “ui” stays visible through “Acme”.");
+  });
+
+  it("lists several names with commas and a final “and”", () => {
+    expect(quotedList(["a"])).toBe("“a”");
+    expect(quotedList(["a", "b", "c"])).toBe("“a”, “b” and “c”");
+  });
+
+  it("describes a server by its state, shared folder count and folders seen through them", () => {
     expect(serverItem(status()).description).toBe("running · no folders shared");
     expect(serverItem(status({ state: "awaitingTrust", sharedRoots: [{ uri: "file:///a" }] })).description).toBe(
       "awaiting trust · 1 folder shared",
     );
-    expect(serverItem(status({ sharedRoots: [{ uri: "file:///a" }, { uri: "file:///b" }] })).description).toBe(
-      "running · 2 folders shared",
-    );
-  });
-});
-
-describe("trust answers", () => {
-  it("trusts only on “Trust and Start” and distrusts only on “Don't Trust”", () => {
-    expect(trustOfChoice(Choice.trust)).toBe(true);
-    expect(trustOfChoice(Choice.dontTrust)).toBe(false);
-  });
-
-  it("leaves trust unanswered when the modal is dismissed or times out", () => {
-    expect(trustOfChoice(undefined)).toBeUndefined();
-    expect(trustOfChoice("Cancel")).toBeUndefined();
-  });
-
-  it("counts folders as asked only when no trust was needed or trust was given", () => {
-    expect(foldersWereAsked(false, { decisions: [] })).toBe(true);
-    expect(foldersWereAsked(true, { trust: true, decisions: [] })).toBe(true);
-    expect(foldersWereAsked(true, { trust: false, decisions: [] })).toBe(false);
-    expect(foldersWereAsked(true, { decisions: [] })).toBe(false);
+    expect(
+      serverItem(status({ sharedRoots: [{ uri: acme }], visibleThrough: [{ uri: ui, through: acme }] })).description,
+    ).toBe("running · 1 folder shared · 1 more visible through it");
   });
 });
 
@@ -335,29 +577,5 @@ describe("prompt queue", () => {
     const next = queue.run(async () => "next");
     await expect(failing).rejects.toThrow("dialog failed");
     expect(await next).toBe("next");
-  });
-});
-
-describe("folders left unshared in this window", () => {
-  const server: protocol.ServerRef = { id: "fs", label: "fs", source: "settings", transport: "stdio", command: "node", args: ["fs.js"] };
-  const folder = (name: string): protocol.Candidate => ({ uri: `file:///w/${name}`, name, kinds: ["workspaceFolder"], markers: [] });
-
-  it("are not asked about again for the same server launch, while allowed ones and new ones are", () => {
-    const memory = new LeftPrivate();
-    const [a, b, c] = [folder("a"), folder("b"), folder("c")];
-    memory.answered(server, [a, b], [{ uri: a.uri, decision: "allow" }]);
-    expect(memory.unasked(server, [a, b, c]).map((r) => r.name)).toEqual(["a", "c"]);
-  });
-
-  it("are asked about again when the server's command changes", () => {
-    const memory = new LeftPrivate();
-    memory.answered(server, [folder("a")], []);
-    expect(memory.unasked({ ...server, args: ["other.js"] }, [folder("a")])).toHaveLength(1);
-  });
-
-  it("include denied folders", () => {
-    const memory = new LeftPrivate();
-    memory.answered(server, [folder("a")], [{ uri: folder("a").uri, decision: "deny" }]);
-    expect(memory.unasked(server, [folder("a")])).toHaveLength(0);
   });
 });

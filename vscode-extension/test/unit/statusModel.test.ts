@@ -8,11 +8,25 @@ import {
   sidecarPickTexts,
   statusBarView,
   statusTooltip,
+  visibleThroughText,
   waitsForServer,
 } from "../../src/statusModel";
 
 function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus {
-  return { label: overrides.id, source: "settings", transport: "stdio", state: "running", sharedRoots: [], ...overrides };
+  return {
+    label: overrides.id,
+    source: "settings",
+    transport: "stdio",
+    identity: `settings|${overrides.id}|f`,
+    workspaceDefined: false,
+    env: [],
+    envReferences: [],
+    headerNames: [],
+    state: "running",
+    sharedRoots: [],
+    visibleThrough: [],
+    ...overrides,
+  };
 }
 
 const acme = { uri: "file:///home/me/acme", name: "acme" };
@@ -175,5 +189,42 @@ describe("server texts with icon syntax", () => {
 
   it("names a server with an empty label by its id in the tooltip", () => {
     expect(statusTooltip({ kind: "running" }, [server({ id: "fs", label: "" })])).toContain("- **fs** — running");
+  });
+});
+
+describe("folders visible through a shared folder", () => {
+  const ui = { uri: "file:///home/me/acme/packages/ui", through: acme.uri };
+  const nested = server({ id: "fs", label: "Files", sharedRoots: [acme], visibleThrough: [ui] });
+
+  it("names each folder and the shared folder it is seen through", () => {
+    expect(visibleThroughText(nested)).toBe("ui visible through acme");
+    expect(visibleThroughText(server({ id: "none" }))).toBe("");
+  });
+
+  it("says so in the status bar tooltip after the shared folders", () => {
+    expect(statusTooltip({ kind: "running" }, [nested])).toContain("- **Files** — running; shares acme; ui visible through acme");
+  });
+
+  it("says so in the status picker's detail", () => {
+    expect(serverPickTexts(nested).detail).toBe("shares acme · ui visible through acme");
+  });
+
+  it("does not count a folder seen through a shared one as shared in the status bar", () => {
+    expect(statusBarView({ kind: "running" }, [nested]).text).toBe("$(plug) MCP 1 · 1 folder shared");
+  });
+
+  it("shows invisible characters in folder and server names escaped", () => {
+    const sneaky = server({
+      id: "x",
+      label: "safe\u202eexe.txt",
+      sharedRoots: [{ uri: "file:///w/a", name: "a\u200bb" }],
+      visibleThrough: [{ uri: "file:///w/a/c%E2%80%AEd", through: "file:///w/a" }],
+    });
+    expect(serverPickTexts(sneaky)).toEqual({
+      label: "safe\\u202eexe.txt",
+      description: "running",
+      detail: "shares a\\u200bb · c\\u202ed visible through a\\u200bb",
+    });
+    expect(statusTooltip({ kind: "running" }, [sneaky])).not.toMatch(/[\u200b\u202e]/u);
   });
 });

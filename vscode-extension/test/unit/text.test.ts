@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { INVISIBLE_CHARS, errorMessage, escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine } from "../../src/text";
+import {
+  INVISIBLE_CHARS,
+  errorMessage,
+  escapeMarkdown,
+  fileUriPath,
+  foldersShared,
+  noIcons,
+  oneLine,
+  product,
+  visible,
+} from "../../src/text";
 
 describe("errorMessage", () => {
   it("gives an error's message without its class name", () => {
@@ -51,6 +61,40 @@ describe("INVISIBLE_CHARS", () => {
       expect(invisible.test(char)).toBe(true);
     }
     expect(invisible.test("héllo wörld – ok")).toBe(false);
+  });
+
+  it("matches joiners, tag characters, private use, line separators and lone surrogates too", () => {
+    const invisible = new RegExp(`[${INVISIBLE_CHARS}]`, "u");
+    for (const char of ["\u200d", "\u{e0041}", "\ue000", "\u2028", "\u2029", "\ud800", "\u00ad"]) {
+      expect(invisible.test(char), `U+${char.codePointAt(0)?.toString(16)}`).toBe(true);
+    }
+  });
+});
+
+describe("visible", () => {
+  it("writes bidi overrides, zero-width characters and controls as escapes", () => {
+    expect(visible("invoice\u202etxt.exe")).toBe("invoice\\u202etxt.exe");
+    expect(visible("a\u200bb\u200dc")).toBe("a\\u200bb\\u200dc");
+    expect(visible("line\nbreak\u0007")).toBe("line\\u000abreak\\u0007");
+  });
+
+  it("writes a character beyond the basic plane with eight hex digits, as the sidecar does", () => {
+    expect(visible("tag\u{e0041}")).toBe("tag\\U000e0041");
+  });
+
+  it("keeps letters of every script, accents and emoji", () => {
+    const text = "Ünïcode – 日本語 عربى עברית 🙂";
+    expect(visible(text)).toBe(text);
+  });
+
+  it("is idempotent", () => {
+    expect(visible(visible("x\u202ey"))).toBe(visible("x\u202ey"));
+  });
+});
+
+describe("product", () => {
+  it("introduces a message with the extension's name", () => {
+    expect(product("share folders?")).toBe("MCP Host Bridge: share folders?");
   });
 });
 

@@ -225,7 +225,21 @@ describe("serverRows", () => {
 });
 
 function status(overrides: Partial<ServerStatus>): ServerStatus {
-  return { id: "fs", label: "Files", source: "settings", transport: "stdio", state: "running", sharedRoots: [], ...overrides };
+  return {
+    id: "fs",
+    label: "Files",
+    source: "settings",
+    transport: "stdio",
+    identity: "settings|fs|f",
+    workspaceDefined: false,
+    env: [],
+    envReferences: [],
+    headerNames: [],
+    state: "running",
+    sharedRoots: [],
+    visibleThrough: [],
+    ...overrides,
+  };
 }
 
 describe("serverNodeView", () => {
