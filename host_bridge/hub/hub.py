@@ -153,10 +153,17 @@ class Hub:
             self._hold_untrusted(connection)
 
     def restart(self, server_id: str) -> None:
-        """Restart a server now (also one that gave up after repeated crashes)."""
+        """Restart a server now (also one that gave up after repeated crashes).
+
+        A workspace-defined server the user has not trusted (or refused to trust) goes back to waiting for trust:
+        asking to start it is asking to be asked again.
+        """
         connection = self.connection(server_id)
         if connection.state in (ServerState.STOPPED, ServerState.AWAITING_TRUST):
             if self._needs_trust(connection):
+                if connection.state is not ServerState.AWAITING_TRUST:
+                    connection.last_error = None
+                    self._set_state(connection, ServerState.AWAITING_TRUST)
                 return
             self._start(connection)
         else:

@@ -125,6 +125,23 @@ async def test_refusing_trust_through_a_message_request_never_starts_the_server_
 
 
 @pytest.mark.asyncio
+async def test_restarting_a_server_the_user_did_not_trust_asks_for_trust_again(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    """A refused trust is not a dead end: asking to start the server asks the question again."""
+    client.message_answer = DONT_TRUST
+    record = await start_with_workspace_server(client, tmp_path, folders[0])
+    await client.until(lambda: states(client, "rec")[-1:] == ["stopped"])
+
+    client.answer_message = answer_by_action({TRUST: TRUST, "Allow": "Allow"})
+    await client.request("hostBridge/restartServer", {"server": "rec"})
+
+    await until_recorded(record, lambda answers: [folder_uri(folders[0])] in answers)
+    assert [r.actions[0].title for r in client.message_requests if r.actions][:2] == [TRUST, TRUST]
+    assert "awaitingTrust" in states(client, "rec")[2:] and states(client, "rec")[-1] == "running"
+
+
+@pytest.mark.asyncio
 async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_trust_and_unstarted(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:

@@ -99,8 +99,8 @@ async function askConsent(
     const choice = await untilCancelled(
       token,
       vscode.window.showWarningMessage(
-        trustQuestion(server),
-        { modal: true, detail: trustDetail(server, display) },
+        trustQuestion(server, params.batch),
+        { modal: true, detail: trustDetail(server, display, params.batch) },
         ...trustChoices(),
       ),
       () =>

@@ -357,23 +357,46 @@ export function trustOfChoice(choice: string | undefined): boolean | undefined {
   }
 }
 
-/** The message of the trust modal. */
-export function trustQuestion(server: protocol.ServerRef): string {
+/** The message of the trust modal; with a `batch`, one answer covers every server of the workspace file. */
+export function trustQuestion(server: protocol.ServerRef, batch: readonly protocol.ServerRef[] = []): string {
+  if (batch.length > 0) {
+    return product(`trust and start the ${batch.length + 1} MCP servers defined by this workspace file?`);
+  }
   return product(`trust and start the MCP server ${serverName(server)} defined by this workspace?`);
 }
 
-/** The detail of the trust modal: where it is defined, exactly what runs, and what each button means. */
-export function trustDetail(server: protocol.ServerRef, display: PathDisplay): string {
+/**
+ * The detail of the trust modal: where it is defined, exactly what runs, and what each button means. With a
+ * `batch` (the other servers of the same workspace file, which the answer also covers), every server is listed.
+ */
+export function trustDetail(
+  server: protocol.ServerRef,
+  display: PathDisplay,
+  batch: readonly protocol.ServerRef[] = [],
+): string {
+  const servers = [server, ...batch];
+  const described =
+    batch.length === 0
+      ? launchLines(server, display)
+      : servers.flatMap((each, index) => [
+          `${index + 1}. ${serverName(each)}`,
+          ...launchLines(each, display).map((line) => `    ${line}`),
+        ]);
+  const single = batch.length === 0;
   return [
-    ...launchLines(server, display),
+    ...described,
     "",
-    server.transport === "http"
+    single && server.transport === "http"
       ? "It will be contacted from your machine. Trust it only if you know this address."
-      : "It will run on your machine with your permissions. Trust it only if you recognise this program.",
+      : `${single ? "It" : "They"} will run on your machine with your permissions. Trust only programs you recognise.`,
     "",
-    `${Choice.dontTrust}: it is not started, and you are not asked again about this definition (an edited definition asks again).`,
-    `${Choice.trust}: it starts now and whenever this definition is unchanged; then you choose the folders it may see.`,
-    "Cancel: decide later; it is not started, and you are asked again when the host bridge next starts.",
+    single
+      ? `${Choice.dontTrust}: it is not started, and you are not asked again about this definition (an edited definition asks again).`
+      : `${Choice.dontTrust}: none of them is started, and you are not asked again about these definitions (an edited one asks again).`,
+    single
+      ? `${Choice.trust}: it starts now and whenever this definition is unchanged; then you choose the folders it may see.`
+      : `${Choice.trust}: all ${servers.length} start now and whenever their definitions are unchanged; then you choose the folders each may see.`,
+    "Cancel: decide later; nothing is started, and you are asked again when the host bridge next starts.",
   ].join("\n");
 }
 

@@ -214,6 +214,19 @@ describe("what runs, as the trust prompt says it", () => {
     expect(trustQuestion(stdio)).toBe("MCP Host Bridge: trust and start the MCP server “Files” (fs) defined by this workspace?");
   });
 
+  it("a batched trust question names how many servers it covers and lists every one of them", () => {
+    const second = { ...stdio, id: "other", label: "other", executable: "/usr/bin/other", command: "other", args: [] };
+    expect(trustQuestion(stdio, [second])).toBe(
+      "MCP Host Bridge: trust and start the 2 MCP servers defined by this workspace file?",
+    );
+    const detail = trustDetail(stdio, display, [second]);
+    expect(detail).toContain("1. “Files” (fs)");
+    expect(detail).toContain("2. “other”");
+    expect(detail).toContain("    Executable: /usr/bin/other");
+    expect(detail).toContain(`${Choice.dontTrust}: none of them is started`);
+    expect(detail).toContain("all 2 start now");
+  });
+
   it("puts what runs and the meaning of every button in the trust detail", () => {
     const detail = trustDetail(stdio, display);
     expect(detail).toContain("Defined in: ~/acme/.vscode/mcp.json");
