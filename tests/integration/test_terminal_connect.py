@@ -163,8 +163,14 @@ def test_allow_shares_exactly_the_canonical_folder_and_remembers_it(tmp_path: Pa
     storage = tmp_path / "storage"
 
     process, transcript = follow(
-        "--server", recorder(record), "--storage-dir", str(storage), "--allow", str(link),
-        str(link), str(tmp_path / "other"),
+        "--server",
+        recorder(record),
+        "--storage-dir",
+        str(storage),
+        "--allow",
+        str(link),
+        str(link),
+        str(tmp_path / "other"),
     )
     transcript.expect(f"[rec] shared folders: {canonical_path(real)} (")
     transcript.expect(f"[rec] roots/list answered: {canonical_path(real)} (")
@@ -186,7 +192,13 @@ def test_allow_session_shares_without_writing_a_decision(tmp_path: Path) -> None
     storage = tmp_path / "storage"
 
     process, transcript = follow(
-        "--server", recorder(record), "--storage-dir", str(storage), "--allow", str(folder), "--allow-session",
+        "--server",
+        recorder(record),
+        "--storage-dir",
+        str(storage),
+        "--allow",
+        str(folder),
+        "--allow-session",
         str(folder),
     )
     transcript.expect(f"[rec] roots/list answered: {canonical_path(folder)} (")
@@ -216,8 +228,15 @@ def test_read_prints_the_text_of_a_resource(tmp_path: Path) -> None:
 
 def test_reading_an_unknown_resource_fails_with_a_not_found_message(tmp_path: Path) -> None:
     result = run_connect(
-        "--server", resources(), "--server-id", "res", "--storage-dir", str(tmp_path / "s"),
-        "--read", "test://nope", str(tmp_path),
+        "--server",
+        resources(),
+        "--server-id",
+        "res",
+        "--storage-dir",
+        str(tmp_path / "s"),
+        "--read",
+        "test://nope",
+        str(tmp_path),
     )
 
     assert result.returncode == 1
@@ -244,9 +263,7 @@ def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_r
     no.mkdir()
     record = tmp_path / "record.jsonl"
     storage = tmp_path / "storage"
-    argv = connect_command(
-        "--follow", "--server", recorder(record), "--storage-dir", str(storage), str(yes), str(no)
-    )
+    argv = connect_command("--follow", "--server", recorder(record), "--storage-dir", str(storage), str(yes), str(no))
 
     pid, master = pty.fork()
     if pid == 0:  # the child: its terminal is the pty
@@ -294,3 +311,36 @@ def test_the_embedded_server_lists_the_readme_manifest_and_commits_of_an_allowed
     assert f"{uri_of(repo)}/README.md" in listed
     assert f"{uri_of(repo)}/pyproject.toml" in listed
     assert "git://" in listed and "/commit/" in listed
+
+
+def test_a_folder_inside_one_shared_on_the_terminal_is_not_asked_about(tmp_path: Path) -> None:
+    """G3 on the terminal: once acme is shared, packages/ui inside it is noted as visible through it, not asked."""
+    acme = tmp_path / "acme"
+    ui = acme / "packages" / "ui"
+    ui.mkdir(parents=True)
+    (acme / "package.json").write_text('{"name": "acme", "workspaces": ["packages/*"]}')
+    (ui / "package.json").write_text('{"name": "@acme/ui"}')
+    record = tmp_path / "record.jsonl"
+    argv = connect_command("--server", recorder(record), "--storage-dir", str(tmp_path / "storage"), str(acme))
+
+    pid, master = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    transcript = Transcript(master)
+    try:
+        question = transcript.expect("[d]eny always: ")
+        assert f"Share {canonical_path(acme)} (acme" in question
+        os.write(master, b"y\r")
+        code = wait_exit(pid, transcript)
+    finally:
+        os.close(master)
+
+    assert code == 0, transcript.text
+    assert transcript.text.count("[d]eny always: ") == 1, "ui was not asked about"
+    assert f"note: {canonical_path(ui)} is visible to rec through {canonical_path(acme)}" in transcript.text
+    assert [(r["path"], r["decision"]) for r in consent_roots(tmp_path / "storage")] == [
+        (str(canonical_path(acme)), "allow")
+    ]
