@@ -362,8 +362,15 @@ function M.status_lines(result)
   return lines
 end
 
-function M.status()
+-- The sidecar answers at once; while it is still reading the workspace the answer says ready = false and is
+-- asked again shortly (at most 50 times).
+function M.status(attempt)
+  attempt = attempt or 1
   M.request("hostBridge/status", nil, function(result)
+    if result.ready == false and attempt < 50 then
+      vim.defer_fn(function() M.status(attempt + 1) end, 200)
+      return
+    end
     vim.notify(table.concat(M.status_lines(result), "\n"), vim.log.levels.INFO)
   end)
 end

@@ -82,6 +82,9 @@ class StatusResult(WireModel):
     """Every configured server, in configuration order."""
     candidates: tuple[Candidate, ...]
     """Every folder that could be shared."""
+    ready: bool = True
+    """``false`` when answered before the workspace was first read (a slow or hostile repository): servers and
+    candidates may still be missing; ask again (``hostBridge/serverChanged`` reports each server as it comes)."""
 
 
 class ServerParams(WireModel):

@@ -172,6 +172,13 @@ class BridgeClient(LanguageClient):
         """Log lines starting with ``prefix``."""
         return [m.message for m in self.log_messages if m.message.startswith(prefix)]
 
+    async def status(self) -> dict[str, Any]:
+        """``hostBridge/status`` once the sidecar has read the workspace (it answers earlier with ``ready: false``)."""
+        async with asyncio.timeout(WAIT):
+            while not (status := await self.request("hostBridge/status"))["ready"]:
+                await asyncio.sleep(0.05)
+        return cast(dict[str, Any], status)
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """A ``hostBridge/*`` request; the raw JSON result."""
         return await self.protocol.send_request_async(method, params if params is not None else {})

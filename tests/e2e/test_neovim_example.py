@@ -183,7 +183,11 @@ def test_example_starts_the_sidecar_and_reads_its_status(nvim: str, tmp_path: Pa
   local M = require("host_bridge")
   local client = assert(M.start(), "the sidecar did not start")
   local initialized = vim.wait(20000, function() return client.initialized == true end, 20)
-  local status, err = M.request_sync("hostBridge/status", nil, 20000)
+  local status, err
+  vim.wait(20000, function()
+    status, err = M.request_sync("hostBridge/status", nil, 20000)
+    return err ~= nil or (status ~= nil and status.ready ~= false)
+  end, 100)
   -- :McpStatus goes through the same request and reports with vim.notify.
   local said = {}
   vim.notify = function(message) table.insert(said, message) end

@@ -60,7 +60,7 @@ async def test_initialize_answers_and_status_lists_the_workspace_candidates(
     result = await client.start_session([first, second], options(tmp_path, bogusOption=1, consentTimeout=-5))
     assert result.server_info is not None and result.server_info.name == "host-bridge"
 
-    status = await client.request("hostBridge/status")
+    status = await client.status()
 
     assert status["servers"] == []
     uris = {c["uri"]: c for c in status["candidates"]}

@@ -336,6 +336,8 @@ export interface StatusResult {
   servers: ServerStatus[];
   /** Every folder that could be shared. */
   candidates: Candidate[];
+  /** `false` when answered before the workspace was first read (a slow or hostile repository): servers and candidates may still be missing; ask again (`hostBridge/serverChanged` reports each server as it comes). */
+  ready: boolean;
 }
 
 /** `hostBridge/subscribe` and `hostBridge/unsubscribe` params. */

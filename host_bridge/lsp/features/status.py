@@ -7,7 +7,7 @@ from typing import Any
 from host_bridge.lsp import methods
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
-STATUS_WAIT = 0.3
+STATUS_WAIT = 0.8
 """Seconds ``hostBridge/status`` waits for the first reading of the workspace before answering with what is known."""
 
 
@@ -24,8 +24,10 @@ def setup(server: HostBridgeServer) -> None:
             await ls.ready_core()  # the error saying initialize/initialized come first
         core = await ls.core_within(STATUS_WAIT)
         if core is None:
-            return {"servers": [], "candidates": []}  # still starting: nothing is configured yet
-        return StatusResult(servers=tuple(core.hub.statuses()), candidates=core.registry.candidates).to_wire()
+            return {"servers": [], "candidates": [], "ready": False}  # still importing: nothing is configured yet
+        return StatusResult(
+            servers=tuple(core.hub.statuses()), candidates=core.registry.candidates, ready=ls.ready.is_set()
+        ).to_wire()
 
     @server.feature(methods.RESTART_SERVER)
     @rpc_errors

@@ -145,15 +145,23 @@ class WorkspaceSync:
     async def _refresh(self, core: Core, *, detect: bool) -> None:
         import anyio
 
+        late: list[bool] = []  # set once this refresh stopped waiting: the detection then asks its own questions
         if detect:
             self._generation += 1
             detected = anyio.Event()
-            core.tasks.start_soon(self._detect, core, self._generation, detected, name="detection")
+            core.tasks.start_soon(self._detect, core, self._generation, detected, late, name="detection")
             with anyio.move_on_after(FIRST_DETECTION_WAIT):
                 await detected.wait()
+            if not detected.is_set():
+                late.append(True)
+                logger.warning(
+                    "detecting the workspace's folders takes longer than %g s; the servers start meanwhile",
+                    FIRST_DETECTION_WAIT,
+                )
         await self._load_servers(core)
+        self._server.consent.review()
 
-    async def _detect(self, core: Core, generation: int, done: anyio.Event) -> None:
+    async def _detect(self, core: Core, generation: int, done: anyio.Event, late: list[bool]) -> None:
         """Detect the candidates in a worker thread and apply them, unless a newer detection started meanwhile."""
         import anyio.to_thread
 
@@ -163,16 +171,16 @@ class WorkspaceSync:
             detection = await anyio.to_thread.run_sync(detect, list(self._server.folders))
         except Exception:
             logger.exception("detecting the workspace's folders failed; keeping the previous candidates")
-            return
-        finally:
             done.set()
-        if generation != self._generation:
             return
-        for notice in detection.notices:
-            logger.warning("%s", notice.message)
-        self.refreshes += 1
-        core.registry.set_candidates(detection.candidates)
-        self._server.consent.review()
+        if generation == self._generation:
+            for notice in detection.notices:
+                logger.warning("%s", notice.message)
+            self.refreshes += 1
+            core.registry.set_candidates(detection.candidates)
+            if late:
+                self._server.consent.review()
+        done.set()
 
     async def _load_servers(self, core: Core) -> None:
         import anyio.to_thread
@@ -188,7 +196,6 @@ class WorkspaceSync:
         self._report(servers.problems)
         self._watch(paths if read_workspace else [], servers)
         await core.hub.configure(servers.servers)
-        self._server.consent.review()
 
     def _watch(self, folders: list[str], servers: ServerSet) -> None:
         """Watch the config files of ``folders`` and the envFiles of ``servers``."""
