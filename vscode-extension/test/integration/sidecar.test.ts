@@ -217,6 +217,7 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
       roots: CANDIDATES(),
       trustRequired: false,
       visibleThrough: [],
+      batch: [],
     });
   });
 
