@@ -241,15 +241,13 @@ export class Sidecar implements vscode.Disposable {
   private fail(reason: string): void {
     this.ctx.log.error(reason);
     this.ctx.setState({ kind: "failed", reason });
-    void vscode.window
-      .showErrorMessage(`MCP Host Bridge: ${reason}`, "Restart", "Show Log")
-      .then((choice) => {
-        if (choice === "Restart") {
-          void this.restart();
-        } else if (choice === "Show Log") {
-          this.ctx.log.show();
-        }
-      });
+    void vscode.window.showErrorMessage(`MCP Host Bridge: ${reason}`, "Restart", "Show Log").then((choice) => {
+      if (choice === "Restart") {
+        void this.restart();
+      } else if (choice === "Show Log") {
+        this.ctx.log.show();
+      }
+    });
   }
 
   private async stopNow(): Promise<void> {

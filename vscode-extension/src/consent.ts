@@ -57,7 +57,9 @@ export function registerConsent(ctx: Ctx): void {
   ctx.setConsentHandler((params, token) =>
     queue.run(async () => {
       if (ctx.pickers.busy) {
-        ctx.log.info(`consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`);
+        ctx.log.info(
+          `consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`,
+        );
         const timedOut = cancelled(token);
         while (ctx.pickers.busy && !token.isCancellationRequested) {
           await Promise.race([ctx.pickers.whenClosed(), timedOut]);
@@ -68,7 +70,9 @@ export function registerConsent(ctx: Ctx): void {
       try {
         return await askConsent(params, token);
       } catch (error) {
-        ctx.log.error(`consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`);
+        ctx.log.error(
+          `consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`,
+        );
         return { decisions: [] };
       }
     }),
@@ -84,10 +88,7 @@ function pathDisplay(): PathDisplay {
   return { toPath: fsPath, home: os.homedir() };
 }
 
-async function askConsent(
-  params: protocol.AskConsentParams,
-  token: Cancellation,
-): Promise<protocol.AskConsentResult> {
+async function askConsent(params: protocol.AskConsentParams, token: Cancellation): Promise<protocol.AskConsentResult> {
   const { server, roots } = params;
   if (token.isCancellationRequested) {
     // No `trust` at all: the sidecar records nothing and the server keeps waiting for trust.
@@ -179,7 +180,9 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     const folders = manageableFolders(status.candidates, server.sharedRoots);
     if (folders.length === 0) {
       void vscode.window.showInformationMessage(
-        product("there is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”."),
+        product(
+          "there is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”.",
+        ),
       );
       return;
     }
@@ -207,7 +210,11 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     }
     const applied: AppliedChange[] = [];
     for (const change of changes) {
-      const result = await ctx.request(protocol.setConsent, { server: server.id, uri: change.uri, decision: change.decision });
+      const result = await ctx.request(protocol.setConsent, {
+        server: server.id,
+        uri: change.uri,
+        decision: change.decision,
+      });
       applied.push({ ...change, result });
     }
     for (const { parent, folders: inside } of stillVisible(applied)) {
@@ -241,7 +248,12 @@ async function offerToUnshareParent(
   const prompt = unshareParentPrompt(server, parent, folders, display, names);
   const stop: vscode.MessageItem = { title: prompt.stop };
   const keep: vscode.MessageItem = { title: prompt.keep, isCloseAffordance: true };
-  const choice = await vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, stop, keep);
+  const choice = await vscode.window.showWarningMessage(
+    prompt.message,
+    { modal: true, detail: prompt.detail },
+    stop,
+    keep,
+  );
   return choice === stop;
 }
 

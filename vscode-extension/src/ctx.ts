@@ -100,7 +100,11 @@ export class Ctx implements vscode.Disposable {
   }
 
   /** Send a request to the sidecar; rejects with a {@link SidecarError} whose message can be shown as is. */
-  async request<P, R>(type: RequestType<P, R, void>, params: RequestParam<P>, token?: vscode.CancellationToken): Promise<R> {
+  async request<P, R>(
+    type: RequestType<P, R, void>,
+    params: RequestParam<P>,
+    token?: vscode.CancellationToken,
+  ): Promise<R> {
     const client = this.client;
     if (client === undefined || this.state.kind !== "running") {
       throw new SidecarError(this.notRunningMessage(), undefined, undefined);

@@ -296,7 +296,9 @@ class ResourceFileSystem implements vscode.FileSystemProvider, vscode.Disposable
       await this.ctx.request(protocol.subscribe, { server: address.server, uri: address.uri });
     } catch (error) {
       this.book.unclaim(address);
-      this.ctx.log.info(`Not subscribed to ${address.uri} (${address.server}); it will not reload by itself: ${errorMessage(error)}`);
+      this.ctx.log.info(
+        `Not subscribed to ${address.uri} (${address.server}); it will not reload by itself: ${errorMessage(error)}`,
+      );
       return;
     }
     if (!this.book.isHeld(address)) {
@@ -360,8 +362,7 @@ export interface LoadedResource {
 export async function loadResource(ctx: Ctx, target: OpenTarget): Promise<LoadedResource | undefined> {
   const name = target.name ?? target.uri;
   const result =
-    target.result ??
-    (await readWithProgress(ctx, `Reading ${name}…`, { server: target.server, uri: target.uri }));
+    target.result ?? (await readWithProgress(ctx, `Reading ${name}…`, { server: target.server, uri: target.uri }));
   if (result === undefined) {
     return undefined;
   }
@@ -509,7 +510,9 @@ export function registerDocuments(ctx: Ctx): void {
       const target = asOpenTarget(argument);
       if (target === undefined) {
         void vscode.window.showErrorMessage(
-          product('"MCP: Open Resource" needs a resource from the "MCP Resources" view; use "MCP: Pick Resource" to choose one.'),
+          product(
+            '"MCP: Open Resource" needs a resource from the "MCP Resources" view; use "MCP: Pick Resource" to choose one.',
+          ),
         );
         return;
       }

@@ -339,7 +339,12 @@ function askVariable(
     const typed = picker.value;
     const items: ValueItem[] = [];
     if (!suggestions.includes(typed)) {
-      items.push({ value: typed, label: typed === "" ? "(empty)" : noIcons(typed), description: "the value as typed", alwaysShow: true });
+      items.push({
+        value: typed,
+        label: typed === "" ? "(empty)" : noIcons(typed),
+        description: "the value as typed",
+        alwaysShow: true,
+      });
     }
     // The server already filtered its suggestions by what was typed.
     for (const value of suggestions) {
@@ -373,7 +378,9 @@ function askVariable(
       }
       if (!completionFailed) {
         completionFailed = true;
-        ctx.log.info(`No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${errorMessage(error)}`);
+        ctx.log.info(
+          `No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${errorMessage(error)}`,
+        );
       }
     },
   );
@@ -520,7 +527,9 @@ async function insertResource(ctx: Ctx): Promise<void> {
     });
     if (!done) {
       void vscode.window.showErrorMessage(
-        product(`could not insert ${loaded.name}: the editor refused the change (is it read-only?). Try another editor.`),
+        product(
+          `could not insert ${loaded.name}: the editor refused the change (is it read-only?). Try another editor.`,
+        ),
       );
     }
   } catch (error) {

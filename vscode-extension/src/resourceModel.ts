@@ -180,8 +180,14 @@ export class ResourceCatalog {
     templates: readonly protocol.TemplateItem[],
   ): void {
     const group = this.group(server);
-    group.resources = resources.filter((item) => item.server === server).map(keyedResource).sort(compareKeyed);
-    group.templates = templates.filter((item) => item.server === server).map(keyedTemplate).sort(compareKeyed);
+    group.resources = resources
+      .filter((item) => item.server === server)
+      .map(keyedResource)
+      .sort(compareKeyed);
+    group.templates = templates
+      .filter((item) => item.server === server)
+      .map(keyedTemplate)
+      .sort(compareKeyed);
     this.cachedRows = undefined;
   }
 
@@ -294,7 +300,10 @@ export function withServer(text: RowText, serverLabel: string): RowText {
 /** A Markdown link to a resource: the name shown literally (on one line), characters that end a link target encoded. */
 export function markdownLink(name: string, target: string): string {
   const text = escapeMarkdown(name.replace(/[\r\n]+/g, " "));
-  const href = target.replace(/[ ()<>\r\n]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+  const href = target.replace(
+    /[ ()<>\r\n]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+  );
   return `[${text}](${href})`;
 }
 

@@ -201,13 +201,18 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
     if (cache === undefined) {
       cache = {
         pager: new ResourcePager(async (cursor) => {
-          const page = await this.ctx.request(protocol.listResources, cursor === undefined ? { server: id } : { server: id, cursor });
+          const page = await this.ctx.request(
+            protocol.listResources,
+            cursor === undefined ? { server: id } : { server: id, cursor },
+          );
           for (const warning of page.warnings) {
             this.ctx.log.warn(`[${id}] ${warning}`);
           }
           return page;
         }),
-        templates: new LazyValue(async () => (await this.ctx.request(protocol.listResourceTemplates, { server: id })).items),
+        templates: new LazyValue(
+          async () => (await this.ctx.request(protocol.listResourceTemplates, { server: id })).items,
+        ),
       };
       this.caches.set(id, cache);
     }

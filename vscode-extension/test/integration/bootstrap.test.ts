@@ -36,7 +36,10 @@ describe("first start from the packaged bundle", () => {
     const stderr: string[] = [];
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const connection = createMessageConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     connection.listen();
     try {
       const result = (await connection.sendRequest("initialize", {

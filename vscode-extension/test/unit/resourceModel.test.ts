@@ -64,8 +64,25 @@ describe("mergeSorted", () => {
   it("merges two sorted lists into one sorted list, left first on ties", () => {
     const byFirst = (a: [number, string], b: [number, string]) => a[0] - b[0];
     expect(
-      mergeSorted<[number, string]>([[1, "l"], [3, "l"]], [[1, "r"], [2, "r"], [4, "r"]], byFirst),
-    ).toEqual([[1, "l"], [1, "r"], [2, "r"], [3, "l"], [4, "r"]]);
+      mergeSorted<[number, string]>(
+        [
+          [1, "l"],
+          [3, "l"],
+        ],
+        [
+          [1, "r"],
+          [2, "r"],
+          [4, "r"],
+        ],
+        byFirst,
+      ),
+    ).toEqual([
+      [1, "l"],
+      [1, "r"],
+      [2, "r"],
+      [3, "l"],
+      [4, "r"],
+    ]);
   });
 
   it("places a page into a long list with a logarithmic number of comparisons", () => {
@@ -115,7 +132,11 @@ describe("ResourceCatalog", () => {
   it("lists servers missing from the configuration order after the known ones, in first-seen order", () => {
     const catalog = new ResourceCatalog(["known"]);
     catalog.addResources([resource("new2", "x"), resource("known", "y"), resource("new1", "z")]);
-    expect(describeRows(catalog.rows()).filter((row) => row.startsWith("--"))).toEqual(["-- known", "-- new2", "-- new1"]);
+    expect(describeRows(catalog.rows()).filter((row) => row.startsWith("--"))).toEqual([
+      "-- known",
+      "-- new2",
+      "-- new1",
+    ]);
   });
 
   it("shows warnings first and only once", () => {
@@ -185,7 +206,12 @@ describe("ResourceCatalog", () => {
 describe("row texts", () => {
   it("shows the name beside a title, then MIME type, size and description, with the URI as detail", () => {
     const text = resourceText(
-      resource("s", "arch.md", { title: "Architecture", mimeType: "text/markdown", size: 1229, description: "How it fits" }),
+      resource("s", "arch.md", {
+        title: "Architecture",
+        mimeType: "text/markdown",
+        size: 1229,
+        description: "How it fits",
+      }),
     );
     expect(text).toEqual({
       label: "Architecture",
@@ -224,7 +250,9 @@ describe("row texts with icon syntax", () => {
 
 describe("markdownLink", () => {
   it("escapes brackets in the text and encodes characters that would end the target", () => {
-    expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)");
+    expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe(
+      "[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)",
+    );
   });
 
   it("shows every Markdown character of the name literally", () => {
@@ -248,7 +276,10 @@ describe("asOpenTarget", () => {
   });
 
   it("takes a bare server and URI", () => {
-    expect(asOpenTarget({ server: "s", uri: "file:///etc/passwd" })).toEqual({ server: "s", uri: "file:///etc/passwd" });
+    expect(asOpenTarget({ server: "s", uri: "file:///etc/passwd" })).toEqual({
+      server: "s",
+      uri: "file:///etc/passwd",
+    });
   });
 
   it("finds the resource inside a tree node", () => {
@@ -277,7 +308,9 @@ describe("templateResultName", () => {
   });
 
   it("keeps the template's name when the URI ends in something that is no file name", () => {
-    expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe("Dynamic Blob Resource 5");
+    expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe(
+      "Dynamic Blob Resource 5",
+    );
     expect(templateResultName(template, "test://search?q=x")).toBe("A file inside a shared folder search");
     expect(templateResultName(template, "urn:")).toBe("A file inside a shared folder");
   });
