@@ -32,7 +32,11 @@ import { errorMessage } from "./text";
 /** Declares `experimental.hostBridge.consentUi`: this editor answers `hostBridge/askConsent`. */
 const consentUiFeature: StaticFeature = {
   fillClientCapabilities(capabilities) {
-    capabilities.experimental = { ...(capabilities.experimental ?? {}), hostBridge: { consentUi: true } };
+    const experimental: unknown = capabilities.experimental;
+    capabilities.experimental = {
+      ...(typeof experimental === "object" && experimental !== null ? experimental : {}),
+      hostBridge: { consentUi: true },
+    };
   },
   initialize() {},
   getState() {

@@ -87,7 +87,8 @@ export async function sidecarPython(ctx: {
   log: vscode.LogOutputChannel;
 }): Promise<string> {
   const python = await choose(ctx.log);
-  const version = String((ctx.extension.extension.packageJSON as { version?: unknown }).version ?? "");
+  const declared = (ctx.extension.extension.packageJSON as { version?: unknown }).version;
+  const version = typeof declared === "string" ? declared : "";
   if (python.sidecarVersion !== undefined && python.sidecarVersion === version) {
     ctx.log.info(`the interpreter already has host_bridge ${version}; using it directly`);
     return python.executable;

@@ -87,20 +87,20 @@ export function mergeSorted<T>(left: readonly T[], right: readonly T[], compare:
     let high = left.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (compare(item, left[middle] as T) < 0) {
+      if (compare(item, left[middle]) < 0) {
         high = middle;
       } else {
         low = middle + 1;
       }
     }
     for (let index = from; index < low; index += 1) {
-      merged.push(left[index] as T);
+      merged.push(left[index]);
     }
     merged.push(item);
     from = low;
   }
   for (let index = from; index < left.length; index += 1) {
-    merged.push(left[index] as T);
+    merged.push(left[index]);
   }
   return merged;
 }

@@ -42,13 +42,13 @@ describe("first start from the packaged bundle", () => {
     );
     connection.listen();
     try {
-      const result = (await connection.sendRequest("initialize", {
+      const result = await connection.sendRequest<{ serverInfo?: { name?: string } }>("initialize", {
         processId: process.pid,
         rootUri: null,
         capabilities: {},
         initializationOptions: { storageDir: storage, readWorkspaceConfig: false },
         workspaceFolders: [],
-      })) as { serverInfo?: { name?: string } };
+      });
       expect(result.serverInfo?.name, stderr.join("")).toBe("host-bridge");
       await connection.sendRequest("shutdown");
       await connection.sendNotification("exit");

@@ -208,6 +208,7 @@ describe("what runs, as the trust prompt says it", () => {
       },
       display,
     ).join("\n");
+    // eslint-disable-next-line no-control-regex -- the NUL is what must not get through
     expect(text).not.toMatch(/[\u0000\u200b\u202e\u2066]/u);
     expect(text).toContain("Executable: /usr/bin/np\\u202ex");
     expect(text).toContain("P\\u2066ATH=$'/a\\u200b'");

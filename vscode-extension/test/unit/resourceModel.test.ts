@@ -194,7 +194,7 @@ describe("ResourceCatalog", () => {
       .map((row) => row.item);
     let outOfOrder = 0;
     for (let index = 1; index < names.length; index += 1) {
-      if (compareResources(names[index - 1] as protocol.ResourceItem, names[index] as protocol.ResourceItem) > 0) {
+      if (compareResources(names[index - 1], names[index]) > 0) {
         outOfOrder += 1;
       }
     }
