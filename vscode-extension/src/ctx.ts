@@ -139,7 +139,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   /**
-   * Called by the client module for each new client: wires its notifications into the events. A client that
+   * Called by the sidecar module (`sidecar.ts`) for each new client: wires its notifications into the events. A client that
    * is no longer the current one (replaced by a restart) is ignored, and its consent questions get no answer.
    */
   attach(client: LanguageClient): void {
@@ -174,7 +174,7 @@ export class Ctx implements vscode.Disposable {
     this.client = undefined;
   }
 
-  /** Called by the client module when the sidecar state changes. */
+  /** Called by the sidecar module (`sidecar.ts`) when the sidecar state changes. */
   setState(state: SidecarState): void {
     this.state = state;
     if (state.kind !== "running") {

@@ -1,6 +1,6 @@
 // Composition root: builds the context, registers each feature, starts the sidecar. Nothing else.
 import type * as vscode from "vscode";
-import { Sidecar } from "./client";
+import { Sidecar } from "./sidecar";
 import { registerConsent } from "./consent";
 import { Ctx } from "./ctx";
 import { registerDocuments } from "./documents";

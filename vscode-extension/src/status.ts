@@ -1,7 +1,7 @@
 // The status bar item and the commands "MCP: Show Server Status", "MCP: Show Host Bridge Log" and
 // "MCP: Restart Host Bridge". The texts come from statusModel.ts.
 import * as vscode from "vscode";
-import type { Sidecar } from "./client";
+import type { Sidecar } from "./sidecar";
 import type { Ctx } from "./ctx";
 import * as protocol from "./protocol";
 import {
