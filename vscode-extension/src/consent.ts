@@ -77,7 +77,7 @@ export function registerConsent(ctx: Ctx): void {
       }
     }),
   );
-  ctx.subscriptions.push(
+  ctx.pushExtCleanup(
     vscode.commands.registerCommand("hostBridge.manageSharedFolders", (serverId?: unknown) =>
       ctx.pickers.during(() => manageSharedFolders(ctx, serverId)),
     ),

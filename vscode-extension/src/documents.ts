@@ -494,7 +494,7 @@ async function saveResourceAs(ctx: Ctx, argument: unknown): Promise<void> {
 export function registerDocuments(ctx: Ctx): void {
   const fileSystem = new ResourceFileSystem(ctx);
   fileSystems.set(ctx, fileSystem);
-  ctx.subscriptions.push(
+  ctx.pushExtCleanup(
     fileSystem,
     vscode.workspace.registerFileSystemProvider(RESOURCE_SCHEME, fileSystem, {
       // Shown when someone types into a resource's editor, instead of VS Code's generic "file system is read-only".

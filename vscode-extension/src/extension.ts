@@ -14,7 +14,7 @@ let sidecar: Sidecar | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   ctx = new Ctx(context);
   sidecar = new Sidecar(ctx);
-  ctx.subscriptions.push(sidecar);
+  ctx.pushExtCleanup(sidecar);
   registerConsent(ctx);
   registerDocuments(ctx);
   registerPickers(ctx);

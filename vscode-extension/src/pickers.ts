@@ -539,7 +539,7 @@ async function insertResource(ctx: Ctx): Promise<void> {
 
 /** Registers "MCP: Pick Resource" and "MCP: Insert Resource". */
 export function registerPickers(ctx: Ctx): void {
-  ctx.subscriptions.push(
+  ctx.pushExtCleanup(
     vscode.commands.registerCommand("hostBridge.pickResource", async () => {
       // Marked open while its pickers show, so a consent prompt waits instead of closing them.
       const target = await ctx.pickers.during(() => pickResource(ctx, product("Pick Resource")));

@@ -69,11 +69,10 @@ export class Sidecar implements vscode.Disposable {
   private readonly queue = new LifecycleQueue();
   private readonly crashes = new CrashPolicy();
   private readonly stderr = new LineRing();
-  private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
 
   constructor(private readonly ctx: Ctx) {
-    this.disposables.push(
+    ctx.pushExtCleanup(
       vscode.workspace.onDidChangeConfiguration((event) => {
         switch (settingsChange((setting) => event.affectsConfiguration(setting))) {
           case "restart":
@@ -154,17 +153,19 @@ export class Sidecar implements vscode.Disposable {
     this.client = client;
     this.everRunning = false;
     this.ctx.attach(client);
-    client.onDidChangeState(({ newState }) => {
-      if (this.client !== client) {
-        return;
-      }
-      if (newState === State.Running) {
-        this.everRunning = true;
-        this.ctx.setState({ kind: "running" });
-      } else if (newState === State.Starting) {
-        this.ctx.setState({ kind: "starting" });
-      }
-    });
+    this.ctx.pushClientCleanup(
+      client.onDidChangeState(({ newState }) => {
+        if (this.client !== client) {
+          return;
+        }
+        if (newState === State.Running) {
+          this.everRunning = true;
+          this.ctx.setState({ kind: "running" });
+        } else if (newState === State.Starting) {
+          this.ctx.setState({ kind: "starting" });
+        }
+      }),
+    );
     try {
       await client.start();
     } catch (error) {
@@ -271,6 +272,7 @@ export class Sidecar implements vscode.Disposable {
       this.ctx.log.warn(`stopping the sidecar: ${errorMessage(error)}`);
     }
     await client.dispose().catch(() => undefined);
+    this.ctx.endClientLifetime();
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       child.kill();
     }
@@ -282,10 +284,8 @@ export class Sidecar implements vscode.Disposable {
     await this.queue.run(() => this.stopNow());
   }
 
+  /** Stop the sidecar; the settings and trust listeners end with the extension's lifetime ({@link Ctx}). */
   dispose(): void {
-    for (const item of this.disposables.splice(0)) {
-      item.dispose();
-    }
     void this.stop();
   }
 }

@@ -42,7 +42,7 @@ export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
     }
   };
 
-  ctx.subscriptions.push(
+  ctx.pushExtCleanup(
     item,
     ctx.onServerChanged(render),
     ctx.onStateChanged(render),

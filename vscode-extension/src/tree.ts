@@ -280,7 +280,7 @@ export function registerTree(ctx: Ctx): void {
       listings.set(server.id, listingKey(server));
     }
   };
-  ctx.subscriptions.push(
+  ctx.pushExtCleanup(
     tree,
     view,
     ctx.onResourcesChanged(({ server }) => tree.refreshServer(server)),
