@@ -37,17 +37,7 @@ import {
 } from "./consentModel";
 import * as protocol from "./protocol";
 import { errorMessage, fileUriPath, product } from "./text";
-
-/** The cancellation side of a request token (the sidecar's time-out); vscode's and jsonrpc's tokens both fit. */
-interface Cancellation {
-  readonly isCancellationRequested: boolean;
-  onCancellationRequested(listener: () => void): { dispose(): void };
-}
-
-const NEVER: Cancellation = {
-  isCancellationRequested: false,
-  onCancellationRequested: () => ({ dispose: () => undefined }),
-};
+import { type Cancellation, NEVER_CANCELLED, pickMany, pickOne } from "./ui/quickPick";
 
 type FolderPickItem = vscode.QuickPickItem & { uri: string };
 
@@ -192,7 +182,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
       manageItems(folders, server, display),
       title,
       "Check the folders this MCP server may see; a folder inside a shared one is visible through it",
-      NEVER,
+      NEVER_CANCELLED,
     );
     if (selected === undefined) {
       return;
@@ -202,7 +192,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     let changes = sharedFoldersDiff(shared, selected, "allow", through);
     if (changes.some((change) => change.decision === "allow")) {
       const added = changes.filter((change) => change.decision === "allow").length;
-      const kind = await pickAllowKind(title, added, NEVER);
+      const kind = await pickAllowKind(title, added, NEVER_CANCELLED);
       if (kind === undefined) {
         return;
       }
@@ -270,7 +260,7 @@ async function pickServer(servers: readonly protocol.ServerStatus[]): Promise<pr
  * A multi-select list of folders, checked as the items say. Resolves to the checked URIs on accept,
  * `undefined` on Escape or when `token` is cancelled (the picker is closed then).
  */
-function pickFolders(
+async function pickFolders(
   fields: readonly FolderItemFields[],
   title: string,
   placeholder: string,
@@ -282,19 +272,23 @@ function pickFolders(
     description: field.description,
     detail: field.detail,
   }));
-  return runPicker<FolderPickItem, string[]>(token, (pick) => {
-    pick.canSelectMany = true;
-    pick.title = title;
-    pick.placeholder = placeholder;
-    pick.matchOnDescription = true;
-    pick.items = items;
-    pick.selectedItems = items.filter((_, index) => fields[index]?.picked === true);
-    return () => pick.selectedItems.map((item) => item.uri);
-  });
+  const checked = await pickMany(
+    vscode.window.createQuickPick<FolderPickItem>(),
+    {
+      title,
+      placeholder,
+      matchOnDescription: true,
+      ignoreFocusOut: true,
+      items,
+      selectedItems: items.filter((_, index) => fields[index]?.picked === true),
+    },
+    token,
+  );
+  return checked?.map((item) => item.uri);
 }
 
 /** The last step of sharing: remembered, or for this session only. */
-function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
+async function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
   const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
     { label: Choice.allow, description: "remembered until you change it", decision: "allow" },
     {
@@ -303,49 +297,12 @@ function pickAllowKind(title: string, count: number, token: Cancellation): Promi
       decision: "allowSession",
     },
   ];
-  return runPicker<(typeof items)[number], AllowKind | undefined>(token, (pick) => {
-    pick.title = title;
-    pick.placeholder = allowKindPlaceholder(count);
-    pick.items = items;
-    return () => pick.activeItems[0]?.decision;
-  });
-}
-
-/**
- * Show a QuickPick set up by `setup`, whose return value reads the answer on accept. Resolves `undefined` when
- * it is hidden (Escape; moving the focus elsewhere does not hide it) or `token` is cancelled; always disposes it.
- */
-function runPicker<T extends vscode.QuickPickItem, R>(
-  token: Cancellation,
-  setup: (pick: vscode.QuickPick<T>) => () => R,
-): Promise<R | undefined> {
-  if (token.isCancellationRequested) {
-    return Promise.resolve(undefined);
-  }
-  return new Promise<R | undefined>((resolve) => {
-    const pick = vscode.window.createQuickPick<T>();
-    pick.ignoreFocusOut = true;
-    const read = setup(pick);
-    let settled = false;
-    let disposables: { dispose(): void }[] = [];
-    const finish = (value: R | undefined): void => {
-      if (settled) {
-        return;
-      }
-      settled = true;
-      for (const disposable of disposables) {
-        disposable.dispose();
-      }
-      pick.dispose();
-      resolve(value);
-    };
-    disposables = [
-      pick.onDidAccept(() => finish(read())),
-      pick.onDidHide(() => finish(undefined)),
-      token.onCancellationRequested(() => finish(undefined)),
-    ];
-    pick.show();
-  });
+  const picked = await pickOne(
+    vscode.window.createQuickPick<(typeof items)[number]>(),
+    { title, placeholder: allowKindPlaceholder(count), ignoreFocusOut: true, items },
+    token,
+  );
+  return picked?.decision;
 }
 
 /** Resolves when `token` is cancelled (never, if it is not). */

@@ -3,7 +3,6 @@
 import * as vscode from "vscode";
 import { SidecarError, type Ctx } from "./ctx";
 import { insertionFor, loadResource, openResource, readWithProgress, type OpenTarget } from "./documents";
-import { LatestQuery } from "./latestQuery";
 import * as protocol from "./protocol";
 import {
   ResourceCatalog,
@@ -16,6 +15,7 @@ import {
   type Row,
 } from "./resourceModel";
 import { serverLabel } from "./statusModel";
+import { askArguments } from "./templateArguments";
 import { errorMessage, noIcons, product } from "./text";
 
 interface RowItem extends vscode.QuickPickItem {
@@ -307,144 +307,6 @@ function chooseRow(ctx: Ctx, title: string): Promise<Choice | undefined> {
       render();
     });
   });
-}
-
-interface ValueItem extends vscode.QuickPickItem {
-  readonly value: string;
-}
-
-const BACK = Symbol("back");
-
-/** Ask one template variable, with the server's completions; the value, {@link BACK}, or `undefined`. */
-function askVariable(
-  ctx: Ctx,
-  template: protocol.TemplateItem,
-  index: number,
-  known: Readonly<Record<string, string>>,
-  initial: string,
-): Promise<string | typeof BACK | undefined> {
-  const name = template.variables[index] ?? "";
-  const picker = vscode.window.createQuickPick<ValueItem>();
-  picker.title = product(noIcons(`${displayName(template)}: ${template.uriTemplate}`));
-  picker.step = index + 1;
-  picker.totalSteps = template.variables.length;
-  picker.placeholder = `Value of "${name}" (type any value, or choose a suggestion)`;
-  picker.ignoreFocusOut = true;
-  picker.buttons = index > 0 ? [vscode.QuickInputButtons.Back] : [];
-  picker.value = initial;
-
-  let suggestions: string[] = [];
-  let completionFailed = false;
-  const render = (): void => {
-    const typed = picker.value;
-    const items: ValueItem[] = [];
-    if (!suggestions.includes(typed)) {
-      items.push({
-        value: typed,
-        label: typed === "" ? "(empty)" : noIcons(typed),
-        description: "the value as typed",
-        alwaysShow: true,
-      });
-    }
-    // The server already filtered its suggestions by what was typed.
-    for (const value of suggestions) {
-      items.push({ value, label: noIcons(value), alwaysShow: true });
-    }
-    picker.items = items;
-  };
-  const query = new LatestQuery<protocol.Completion>(
-    async (value, signal) => {
-      const source = new vscode.CancellationTokenSource();
-      signal.addEventListener("abort", () => source.cancel());
-      try {
-        return await ctx.request(
-          protocol.completeArgument,
-          { server: template.server, uriTemplate: template.uriTemplate, name, value, arguments: { ...known } },
-          source.token,
-        );
-      } finally {
-        source.dispose();
-      }
-    },
-    (_value, completion) => {
-      picker.busy = false;
-      suggestions = completion.values;
-      render();
-    },
-    (_value, error) => {
-      picker.busy = false;
-      if (SidecarError.isCancellation(error)) {
-        return;
-      }
-      if (!completionFailed) {
-        completionFailed = true;
-        ctx.log.info(
-          `No completions for "${name}" of ${template.uriTemplate} (${template.server}): ${errorMessage(error)}`,
-        );
-      }
-    },
-  );
-
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (answer: string | typeof BACK | undefined): void => {
-      if (!settled) {
-        settled = true;
-        resolve(answer);
-      }
-    };
-    picker.onDidChangeValue((value) => {
-      render();
-      picker.busy = true;
-      query.update(value);
-    });
-    picker.onDidTriggerButton((button) => {
-      if (button === vscode.QuickInputButtons.Back) {
-        finish(BACK);
-        picker.hide();
-      }
-    });
-    picker.onDidAccept(() => {
-      finish(picker.selectedItems[0]?.value ?? picker.activeItems[0]?.value ?? picker.value);
-      picker.hide();
-    });
-    picker.onDidHide(() => {
-      query.dispose();
-      picker.dispose();
-      finish(undefined);
-    });
-    render();
-    picker.show();
-    picker.busy = true;
-    query.update(initial);
-  });
-}
-
-/** Ask every variable of a template in turn; the arguments, or `undefined` when the user gave up. */
-async function askArguments(ctx: Ctx, template: protocol.TemplateItem): Promise<Record<string, string> | undefined> {
-  const values: Record<string, string> = {};
-  let index = 0;
-  while (index < template.variables.length) {
-    const name = template.variables[index] ?? "";
-    const known: Record<string, string> = {};
-    for (const earlier of template.variables.slice(0, index)) {
-      const value = values[earlier];
-      if (value !== undefined) {
-        known[earlier] = value;
-      }
-    }
-    const answer = await askVariable(ctx, template, index, known, values[name] ?? "");
-    if (answer === undefined) {
-      return undefined;
-    }
-    if (answer === BACK) {
-      index = Math.max(0, index - 1);
-      continue;
-    }
-    values[name] = answer;
-    index += 1;
-  }
-  return values;
 }
 
 /**

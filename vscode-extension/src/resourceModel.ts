@@ -325,6 +325,50 @@ export function templateResultName(template: { name: string; title?: string }, r
   return /\.[A-Za-z0-9]+$/.test(segment) ? segment : `${name} ${segment}`;
 }
 
+/** A row of a template variable's picker: the value it stands for and how it shows. */
+export interface ArgumentChoice {
+  readonly value: string;
+  readonly label: string;
+  readonly description?: string;
+  readonly alwaysShow: true;
+}
+
+/**
+ * The rows of a template variable's picker: the value as typed (unless a suggestion is the same), then the
+ * server's suggestions, which it already filtered by what was typed (so the picker must not hide any).
+ */
+export function argumentChoices(typed: string, suggestions: readonly string[]): ArgumentChoice[] {
+  const choices: ArgumentChoice[] = [];
+  if (!suggestions.includes(typed)) {
+    choices.push({
+      value: typed,
+      label: typed === "" ? "(empty)" : noIcons(typed),
+      description: "the value as typed",
+      alwaysShow: true,
+    });
+  }
+  for (const value of suggestions) {
+    choices.push({ value, label: noIcons(value), alwaysShow: true });
+  }
+  return choices;
+}
+
+/** The values of the variables before `index` that have one: what a completion of variable `index` may use. */
+export function knownArguments(
+  variables: readonly string[],
+  values: Readonly<Record<string, string>>,
+  index: number,
+): Record<string, string> {
+  const known: Record<string, string> = {};
+  for (const earlier of variables.slice(0, index)) {
+    const value = values[earlier];
+    if (value !== undefined) {
+      known[earlier] = value;
+    }
+  }
+  return known;
+}
+
 /** A resource to open or insert: what the tree and the picker know about it; `result` when already read. */
 export interface OpenTarget {
   readonly server: string;

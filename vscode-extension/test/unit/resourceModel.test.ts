@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import type * as protocol from "../../src/protocol";
 import {
   ResourceCatalog,
+  argumentChoices,
   asOpenTarget,
   binarySummary,
   compareResources,
+  knownArguments,
   markdownLink,
   mergeSorted,
   nameKey,
@@ -325,5 +327,38 @@ describe("withServer", () => {
   it("makes the label the whole description when there was none, without rendering icon syntax", () => {
     const text = resourceText(resource("srv", "plain"));
     expect(withServer(text, "$(alert) srv").description).toBe("$\u200B(alert) srv");
+  });
+});
+
+describe("argumentChoices", () => {
+  it("offers the value as typed, then the server's suggestions, none hidden by the picker's filter", () => {
+    expect(argumentChoices("no", ["notes", "notes/plan.txt"])).toEqual([
+      { value: "no", label: "no", description: "the value as typed", alwaysShow: true },
+      { value: "notes", label: "notes", alwaysShow: true },
+      { value: "notes/plan.txt", label: "notes/plan.txt", alwaysShow: true },
+    ]);
+  });
+
+  it("offers the typed value once when a suggestion is the same", () => {
+    expect(argumentChoices("notes", ["notes"])).toEqual([{ value: "notes", label: "notes", alwaysShow: true }]);
+  });
+
+  it("names an empty value, and shows icon syntax literally", () => {
+    expect(argumentChoices("", [])).toEqual([
+      { value: "", label: "(empty)", description: "the value as typed", alwaysShow: true },
+    ]);
+    expect(argumentChoices("$(alert)", ["$(x)"]).map((choice) => [choice.value, choice.label])).toEqual([
+      ["$(alert)", "$\u200B(alert)"],
+      ["$(x)", "$\u200B(x)"],
+    ]);
+  });
+});
+
+describe("knownArguments", () => {
+  it("gives the values of the variables before the one asked, skipping those without one", () => {
+    const variables = ["owner", "repo", "path"];
+    expect(knownArguments(variables, { owner: "me", path: "later" }, 0)).toEqual({});
+    expect(knownArguments(variables, { owner: "me", path: "later" }, 2)).toEqual({ owner: "me" });
+    expect(knownArguments(variables, { owner: "me", repo: "r", path: "p" }, 2)).toEqual({ owner: "me", repo: "r" });
   });
 });
