@@ -3,8 +3,9 @@ import type * as vscode from "vscode";
 import { Sidecar } from "./sidecar";
 import { registerConsent } from "./consent";
 import { Ctx } from "./ctx";
-import { registerDocuments } from "./documents";
+import { ResourceDocuments, registerDocuments } from "./documents";
 import { registerPickers } from "./pickers";
+import { ResourceFileSystem } from "./resourceFileSystem";
 import { registerStatus } from "./status";
 import { registerTree } from "./tree";
 
@@ -16,8 +17,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   sidecar = new Sidecar(ctx);
   ctx.pushExtCleanup(sidecar);
   registerConsent(ctx);
-  registerDocuments(ctx);
-  registerPickers(ctx);
+  const documents = new ResourceDocuments(ctx, new ResourceFileSystem(ctx));
+  registerDocuments(ctx, documents);
+  registerPickers(ctx, documents);
   registerStatus(ctx, sidecar);
   registerTree(ctx);
   await sidecar.start();

@@ -2,7 +2,7 @@
 // templates, filled page by page as the sidecar answers; templates ask their variables with completions.
 import * as vscode from "vscode";
 import { SidecarError, type Ctx } from "./ctx";
-import { insertionFor, loadResource, openResource, readWithProgress, type OpenTarget } from "./documents";
+import { type ResourceDocuments, insertionFor, readWithProgress, type OpenTarget } from "./documents";
 import * as protocol from "./protocol";
 import {
   ResourceCatalog,
@@ -361,7 +361,7 @@ const NO_EDITOR = product(
   'open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
 );
 
-async function insertResource(ctx: Ctx): Promise<void> {
+async function insertResource(ctx: Ctx, documents: ResourceDocuments): Promise<void> {
   if (vscode.window.activeTextEditor === undefined) {
     void vscode.window.showInformationMessage(NO_EDITOR);
     return;
@@ -371,7 +371,7 @@ async function insertResource(ctx: Ctx): Promise<void> {
     return;
   }
   try {
-    const loaded = await loadResource(ctx, target);
+    const loaded = await documents.load(target);
     if (loaded === undefined) {
       return;
     }
@@ -400,15 +400,15 @@ async function insertResource(ctx: Ctx): Promise<void> {
 }
 
 /** Registers "MCP: Pick Resource" and "MCP: Insert Resource". */
-export function registerPickers(ctx: Ctx): void {
+export function registerPickers(ctx: Ctx, documents: ResourceDocuments): void {
   ctx.pushExtCleanup(
     vscode.commands.registerCommand("hostBridge.pickResource", async () => {
       // Marked open while its pickers show, so a consent prompt waits instead of closing them.
       const target = await ctx.pickers.during(() => pickResource(ctx, product("Pick Resource")));
       if (target !== undefined) {
-        await openResource(ctx, target);
+        await documents.open(target);
       }
     }),
-    vscode.commands.registerCommand("hostBridge.insertResource", () => insertResource(ctx)),
+    vscode.commands.registerCommand("hostBridge.insertResource", () => insertResource(ctx, documents)),
   );
 }
