@@ -41,37 +41,46 @@ import { type Cancellation, NEVER_CANCELLED, pickMany, pickOne } from "./ui/quic
 
 type FolderPickItem = vscode.QuickPickItem & { uri: string };
 
-/** Install the `hostBridge/askConsent` handler and the "MCP: Manage Shared Folders" command. */
-export function registerConsent(ctx: Ctx): void {
-  const queue = new PromptQueue();
-  ctx.setConsentHandler((params, token) =>
-    queue.run(async () => {
-      if (ctx.pickers.busy) {
-        ctx.log.info(
+/** Answers `hostBridge/askConsent` (installed as the context's handler) and runs "MCP: Manage Shared Folders". */
+export class Consent {
+  private readonly queue = new PromptQueue();
+
+  constructor(private readonly ctx: Ctx) {
+    ctx.setConsentHandler((params, token) => this.answer(params, token));
+  }
+
+  /**
+   * "MCP: Manage Shared Folders", while marked as an open picker; `serverId` (from the status picker) skips
+   * choosing the server when it names a known one.
+   */
+  manageSharedFolders(serverId?: unknown): Promise<void> {
+    return this.ctx.pickers.during(() => manageSharedFolders(this.ctx, serverId));
+  }
+
+  /** One prompt at a time, and never while one of the extension's pickers is open (it would close it). */
+  private answer(params: protocol.AskConsentParams, token: Cancellation): Promise<protocol.AskConsentResult> {
+    return this.queue.run(async () => {
+      if (this.ctx.pickers.busy) {
+        this.ctx.log.info(
           `consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`,
         );
         const timedOut = cancelled(token);
-        while (ctx.pickers.busy && !token.isCancellationRequested) {
-          await Promise.race([ctx.pickers.whenClosed(), timedOut]);
+        while (this.ctx.pickers.busy && !token.isCancellationRequested) {
+          await Promise.race([this.ctx.pickers.whenClosed(), timedOut]);
         }
       }
       const what = `${params.trustRequired ? "trust and " : ""}${params.roots.length} folder(s)`;
-      ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
+      this.ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
       try {
         return await askConsent(params, token);
       } catch (error) {
-        ctx.log.error(
+        this.ctx.log.error(
           `consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`,
         );
         return { decisions: [] };
       }
-    }),
-  );
-  ctx.pushExtCleanup(
-    vscode.commands.registerCommand("hostBridge.manageSharedFolders", (serverId?: unknown) =>
-      ctx.pickers.during(() => manageSharedFolders(ctx, serverId)),
-    ),
-  );
+    });
+  }
 }
 
 function pathDisplay(): PathDisplay {

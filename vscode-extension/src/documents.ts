@@ -203,11 +203,3 @@ function activeResourceUri(): vscode.Uri | undefined {
   }
   return undefined;
 }
-
-/** Registers "MCP: Open Resource" and "MCP: Save Resource As…". */
-export function registerDocuments(ctx: Ctx, documents: ResourceDocuments): void {
-  ctx.pushExtCleanup(
-    vscode.commands.registerCommand("hostBridge.openResource", (argument: unknown) => documents.openArgument(argument)),
-    vscode.commands.registerCommand("hostBridge.saveResourceAs", (argument: unknown) => documents.saveAs(argument)),
-  );
-}

@@ -1,13 +1,15 @@
-// Composition root: builds the context, registers each feature, starts the sidecar. Nothing else.
-import type * as vscode from "vscode";
-import { Sidecar } from "./sidecar";
-import { registerConsent } from "./consent";
+// Composition root: builds the context and the sidecar, makes each feature with what it needs, registers the
+// command table, starts the sidecar. Nothing else.
+import * as vscode from "vscode";
+import { type Features, registerCommands } from "./commands";
+import { Consent } from "./consent";
 import { Ctx } from "./ctx";
-import { ResourceDocuments, registerDocuments } from "./documents";
-import { registerPickers } from "./pickers";
+import { ResourceDocuments } from "./documents";
+import { ResourcePickers } from "./pickers";
 import { ResourceFileSystem } from "./resourceFileSystem";
-import { registerStatus } from "./status";
-import { registerTree } from "./tree";
+import { Sidecar } from "./sidecar";
+import { StatusView } from "./status";
+import { ResourcesView } from "./tree";
 
 let ctx: Ctx | undefined;
 let sidecar: Sidecar | undefined;
@@ -16,12 +18,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ctx = new Ctx(context);
   sidecar = new Sidecar(ctx);
   ctx.pushExtCleanup(sidecar);
-  registerConsent(ctx);
   const documents = new ResourceDocuments(ctx, new ResourceFileSystem(ctx));
-  registerDocuments(ctx, documents);
-  registerPickers(ctx, documents);
-  registerStatus(ctx, sidecar);
-  registerTree(ctx);
+  const features: Features = {
+    ctx,
+    consent: new Consent(ctx),
+    documents,
+    pickers: new ResourcePickers(ctx, documents),
+    status: new StatusView(ctx, sidecar),
+    tree: new ResourcesView(ctx),
+  };
+  ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
   await sidecar.start();
 }
 

@@ -98,16 +98,24 @@ async function insertResource(ctx: Ctx, documents: ResourceDocuments): Promise<v
   }
 }
 
-/** Registers "MCP: Pick Resource" and "MCP: Insert Resource". */
-export function registerPickers(ctx: Ctx, documents: ResourceDocuments): void {
-  ctx.pushExtCleanup(
-    vscode.commands.registerCommand("hostBridge.pickResource", async () => {
-      // Marked open while its pickers show, so a consent prompt waits instead of closing them.
-      const target = await ctx.pickers.during(() => pickResource(ctx, product("Pick Resource")));
-      if (target !== undefined) {
-        await documents.open(target);
-      }
-    }),
-    vscode.commands.registerCommand("hostBridge.insertResource", () => insertResource(ctx, documents)),
-  );
+/** "MCP: Pick Resource" and "MCP: Insert Resource"; what they choose is read and shown through `documents`. */
+export class ResourcePickers {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly documents: ResourceDocuments,
+  ) {}
+
+  /** "MCP: Pick Resource": choose a resource and open it. */
+  async pick(): Promise<void> {
+    // Marked open while its pickers show, so a consent prompt waits instead of closing them.
+    const target = await this.ctx.pickers.during(() => pickResource(this.ctx, product("Pick Resource")));
+    if (target !== undefined) {
+      await this.documents.open(target);
+    }
+  }
+
+  /** "MCP: Insert Resource": choose a resource and put it at the cursor of the active editor. */
+  insert(): Promise<void> {
+    return insertResource(this.ctx, this.documents);
+  }
 }
