@@ -54,6 +54,7 @@ function run(command: string, args: string[], timeoutMs: number, env?: NodeJS.Pr
       { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: env ?? process.env, windowsHide: true },
       (error, stdout, stderr) => {
         if (error) {
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an Error, typed as an Omit<> of one
           reject(Object.assign(error, { stdout, stderr }));
         } else {
           resolve({ stdout, stderr });

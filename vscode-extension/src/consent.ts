@@ -37,57 +37,57 @@ import {
 } from "./consentModel";
 import * as protocol from "./protocol";
 import { errorMessage, fileUriPath, product } from "./text";
-
-/** The cancellation side of a request token (the sidecar's time-out); vscode's and jsonrpc's tokens both fit. */
-interface Cancellation {
-  readonly isCancellationRequested: boolean;
-  onCancellationRequested(listener: () => void): { dispose(): void };
-}
-
-const NEVER: Cancellation = {
-  isCancellationRequested: false,
-  onCancellationRequested: () => ({ dispose: () => undefined }),
-};
+import { type Cancellation, NEVER_CANCELLED, pickMany, pickOne } from "./ui/quickPick";
 
 type FolderPickItem = vscode.QuickPickItem & { uri: string };
 
-/** Install the `hostBridge/askConsent` handler and the "MCP: Manage Shared Folders" command. */
-export function registerConsent(ctx: Ctx): void {
-  const queue = new PromptQueue();
-  ctx.setConsentHandler((params, token) =>
-    queue.run(async () => {
-      if (ctx.pickers.busy) {
-        ctx.log.info(`consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`);
+/** Answers `hostBridge/askConsent` (installed as the context's handler) and runs "MCP: Manage Shared Folders". */
+export class Consent {
+  private readonly queue = new PromptQueue();
+
+  constructor(private readonly ctx: Ctx) {
+    ctx.setConsentHandler((params, token) => this.answer(params, token));
+  }
+
+  /**
+   * "MCP: Manage Shared Folders", while marked as an open picker; `serverId` (from the status picker) skips
+   * choosing the server when it names a known one.
+   */
+  manageSharedFolders(serverId?: unknown): Promise<void> {
+    return this.ctx.pickers.during(() => manageSharedFolders(this.ctx, serverId));
+  }
+
+  /** One prompt at a time, and never while one of the extension's pickers is open (it would close it). */
+  private answer(params: protocol.AskConsentParams, token: Cancellation): Promise<protocol.AskConsentResult> {
+    return this.queue.run(async () => {
+      if (this.ctx.pickers.busy) {
+        this.ctx.log.info(
+          `consent: the question of the MCP server “${params.server.id}” waits until the open picker closes`,
+        );
         const timedOut = cancelled(token);
-        while (ctx.pickers.busy && !token.isCancellationRequested) {
-          await Promise.race([ctx.pickers.whenClosed(), timedOut]);
+        while (this.ctx.pickers.busy && !token.isCancellationRequested) {
+          await Promise.race([this.ctx.pickers.whenClosed(), timedOut]);
         }
       }
       const what = `${params.trustRequired ? "trust and " : ""}${params.roots.length} folder(s)`;
-      ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
+      this.ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
       try {
         return await askConsent(params, token);
       } catch (error) {
-        ctx.log.error(`consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`);
+        this.ctx.log.error(
+          `consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`,
+        );
         return { decisions: [] };
       }
-    }),
-  );
-  ctx.subscriptions.push(
-    vscode.commands.registerCommand("hostBridge.manageSharedFolders", (serverId?: unknown) =>
-      ctx.pickers.during(() => manageSharedFolders(ctx, serverId)),
-    ),
-  );
+    });
+  }
 }
 
 function pathDisplay(): PathDisplay {
   return { toPath: fsPath, home: os.homedir() };
 }
 
-async function askConsent(
-  params: protocol.AskConsentParams,
-  token: Cancellation,
-): Promise<protocol.AskConsentResult> {
+async function askConsent(params: protocol.AskConsentParams, token: Cancellation): Promise<protocol.AskConsentResult> {
   const { server, roots } = params;
   if (token.isCancellationRequested) {
     // No `trust` at all: the sidecar records nothing and the server keeps waiting for trust.
@@ -179,7 +179,9 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     const folders = manageableFolders(status.candidates, server.sharedRoots);
     if (folders.length === 0) {
       void vscode.window.showInformationMessage(
-        product("there is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”."),
+        product(
+          "there is no folder to share: open a folder or a workspace first, then run “MCP: Manage Shared Folders”.",
+        ),
       );
       return;
     }
@@ -189,7 +191,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
       manageItems(folders, server, display),
       title,
       "Check the folders this MCP server may see; a folder inside a shared one is visible through it",
-      NEVER,
+      NEVER_CANCELLED,
     );
     if (selected === undefined) {
       return;
@@ -199,7 +201,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     let changes = sharedFoldersDiff(shared, selected, "allow", through);
     if (changes.some((change) => change.decision === "allow")) {
       const added = changes.filter((change) => change.decision === "allow").length;
-      const kind = await pickAllowKind(title, added, NEVER);
+      const kind = await pickAllowKind(title, added, NEVER_CANCELLED);
       if (kind === undefined) {
         return;
       }
@@ -207,7 +209,11 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     }
     const applied: AppliedChange[] = [];
     for (const change of changes) {
-      const result = await ctx.request(protocol.setConsent, { server: server.id, uri: change.uri, decision: change.decision });
+      const result = await ctx.request(protocol.setConsent, {
+        server: server.id,
+        uri: change.uri,
+        decision: change.decision,
+      });
       applied.push({ ...change, result });
     }
     for (const { parent, folders: inside } of stillVisible(applied)) {
@@ -241,7 +247,12 @@ async function offerToUnshareParent(
   const prompt = unshareParentPrompt(server, parent, folders, display, names);
   const stop: vscode.MessageItem = { title: prompt.stop };
   const keep: vscode.MessageItem = { title: prompt.keep, isCloseAffordance: true };
-  const choice = await vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, stop, keep);
+  const choice = await vscode.window.showWarningMessage(
+    prompt.message,
+    { modal: true, detail: prompt.detail },
+    stop,
+    keep,
+  );
   return choice === stop;
 }
 
@@ -258,7 +269,7 @@ async function pickServer(servers: readonly protocol.ServerStatus[]): Promise<pr
  * A multi-select list of folders, checked as the items say. Resolves to the checked URIs on accept,
  * `undefined` on Escape or when `token` is cancelled (the picker is closed then).
  */
-function pickFolders(
+async function pickFolders(
   fields: readonly FolderItemFields[],
   title: string,
   placeholder: string,
@@ -270,19 +281,23 @@ function pickFolders(
     description: field.description,
     detail: field.detail,
   }));
-  return runPicker<FolderPickItem, string[]>(token, (pick) => {
-    pick.canSelectMany = true;
-    pick.title = title;
-    pick.placeholder = placeholder;
-    pick.matchOnDescription = true;
-    pick.items = items;
-    pick.selectedItems = items.filter((_, index) => fields[index]?.picked === true);
-    return () => pick.selectedItems.map((item) => item.uri);
-  });
+  const checked = await pickMany(
+    vscode.window.createQuickPick<FolderPickItem>(),
+    {
+      title,
+      placeholder,
+      matchOnDescription: true,
+      ignoreFocusOut: true,
+      items,
+      selectedItems: items.filter((_, index) => fields[index]?.picked === true),
+    },
+    token,
+  );
+  return checked?.map((item) => item.uri);
 }
 
 /** The last step of sharing: remembered, or for this session only. */
-function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
+async function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
   const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
     { label: Choice.allow, description: "remembered until you change it", decision: "allow" },
     {
@@ -291,49 +306,12 @@ function pickAllowKind(title: string, count: number, token: Cancellation): Promi
       decision: "allowSession",
     },
   ];
-  return runPicker<(typeof items)[number], AllowKind | undefined>(token, (pick) => {
-    pick.title = title;
-    pick.placeholder = allowKindPlaceholder(count);
-    pick.items = items;
-    return () => pick.activeItems[0]?.decision;
-  });
-}
-
-/**
- * Show a QuickPick set up by `setup`, whose return value reads the answer on accept. Resolves `undefined` when
- * it is hidden (Escape; moving the focus elsewhere does not hide it) or `token` is cancelled; always disposes it.
- */
-function runPicker<T extends vscode.QuickPickItem, R>(
-  token: Cancellation,
-  setup: (pick: vscode.QuickPick<T>) => () => R,
-): Promise<R | undefined> {
-  if (token.isCancellationRequested) {
-    return Promise.resolve(undefined);
-  }
-  return new Promise<R | undefined>((resolve) => {
-    const pick = vscode.window.createQuickPick<T>();
-    pick.ignoreFocusOut = true;
-    const read = setup(pick);
-    let settled = false;
-    let disposables: { dispose(): void }[] = [];
-    const finish = (value: R | undefined): void => {
-      if (settled) {
-        return;
-      }
-      settled = true;
-      for (const disposable of disposables) {
-        disposable.dispose();
-      }
-      pick.dispose();
-      resolve(value);
-    };
-    disposables = [
-      pick.onDidAccept(() => finish(read())),
-      pick.onDidHide(() => finish(undefined)),
-      token.onCancellationRequested(() => finish(undefined)),
-    ];
-    pick.show();
-  });
+  const picked = await pickOne(
+    vscode.window.createQuickPick<(typeof items)[number]>(),
+    { title, placeholder: allowKindPlaceholder(count), ignoreFocusOut: true, items },
+    token,
+  );
+  return picked?.decision;
 }
 
 /** Resolves when `token` is cancelled (never, if it is not). */

@@ -307,7 +307,9 @@ export function folderDetail(
   if (visibleThrough.length > 0) {
     lines.push(
       "Already visible to it, inside a folder shared with it (nothing to decide):",
-      ...listed(visibleThrough.map((item) => `  ${shownPath(item.uri, display)} — ${visibleThroughText(item.through, names)}`)),
+      ...listed(
+        visibleThrough.map((item) => `  ${shownPath(item.uri, display)} — ${visibleThroughText(item.through, names)}`),
+      ),
     );
   }
   lines.push(
@@ -423,7 +425,8 @@ export function manageItems(
   const names = folderNames(folders, server.sharedRoots);
   return folders.map((folder) => {
     const parent = through.get(folder.uri);
-    const seen = parent === undefined ? undefined : { uri: parent, name: names.get(parent) ?? rootName({ uri: parent }) };
+    const seen =
+      parent === undefined ? undefined : { uri: parent, name: names.get(parent) ?? rootName({ uri: parent }) };
     return folderItem(folder, display, shared.has(folder.uri) || parent !== undefined, seen);
   });
 }
@@ -485,7 +488,9 @@ export function sharedFoldersDiff(
 }
 
 function depth(uri: string): number {
-  return fileUriPath(uri).split("/").filter((segment) => segment !== "").length;
+  return fileUriPath(uri)
+    .split("/")
+    .filter((segment) => segment !== "").length;
 }
 
 /** A change as the sidecar applied it. */
@@ -528,7 +533,9 @@ export function unshareParentPrompt(
   const stop = `Stop Sharing “${parentName}”`;
   const keep = `Keep Sharing “${parentName}”`;
   return {
-    message: product(`${children} ${verb} visible to the MCP server ${serverName(server)} through “${parentName}”. Stop sharing “${parentName}”?`),
+    message: product(
+      `${children} ${verb} visible to the MCP server ${serverName(server)} through “${parentName}”. Stop sharing “${parentName}”?`,
+    ),
     detail: [
       `“${parentName}” (${shownPath(parent, display)}) is shared with ${serverName(server)}, and ${children} ${folders.length === 1 ? "is" : "are"} inside it, so the server still sees ${folders.length === 1 ? "it" : "them"}.`,
       "",
@@ -554,7 +561,9 @@ export function changeSummary(
   const allowed = named((change) => change.result.applied === "allow");
   const session = named((change) => change.result.applied === "allowSession");
   const denied = named((change) => change.result.applied === "deny" && change.result.visibleThrough === undefined);
-  const visibleStill = applied.filter((change) => change.result.applied === "deny" && change.result.visibleThrough !== undefined);
+  const visibleStill = applied.filter(
+    (change) => change.result.applied === "deny" && change.result.visibleThrough !== undefined,
+  );
   const parts = [
     ...(allowed.length > 0 ? [`now sharing ${allowed.join(", ")}`] : []),
     ...(session.length > 0 ? [`sharing ${session.join(", ")} for this session`] : []),

@@ -1,6 +1,7 @@
 // The one object that owns the sidecar client, the output channel, the known server states and every
-// disposable. Features (consent, pickers, documents, status, tree) receive it and never touch the
-// LanguageClient's lifecycle themselves.
+// disposable, in two lifetimes: the extension's (until it deactivates) and the current client's (until that
+// client is stopped and disposed). Features (consent, pickers, documents, status, tree) receive it and never
+// touch the LanguageClient's lifecycle themselves.
 import * as vscode from "vscode";
 import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrpc";
 import { ResponseError } from "vscode-languageclient";
@@ -50,12 +51,14 @@ export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   /** Latest `hostBridge/serverChanged` per server id, in first-seen order. */
   readonly servers = new Map<string, protocol.ServerStatus>();
-  /** Disposed when the extension deactivates. */
-  readonly subscriptions: vscode.Disposable[] = [];
   /** The extension's pickers that are open now: a consent prompt waits until they close. */
   readonly pickers = new OpenPickers();
 
   private client: LanguageClient | undefined;
+  /** Disposed when the extension deactivates, last first. */
+  private readonly extCleanup: vscode.Disposable[] = [];
+  /** Disposed when the current client has been stopped and disposed: its handlers and listeners. */
+  private clientCleanup: vscode.Disposable[] = [];
   private consentHandler: ConsentHandler | undefined;
   private state: SidecarState = { kind: "starting" };
   private known = false;
@@ -79,7 +82,7 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel("MCP Host Bridge", { log: true });
-    this.subscriptions.push(
+    this.pushExtCleanup(
       this.log,
       this.serverChangedEmitter,
       this.resourcesChangedEmitter,
@@ -87,6 +90,23 @@ export class Ctx implements vscode.Disposable {
       this.stateEmitter,
       this.startedEmitter,
     );
+  }
+
+  /** Dispose `items` when the extension deactivates (commands, views, listeners of the extension's lifetime). */
+  pushExtCleanup(...items: vscode.Disposable[]): void {
+    this.extCleanup.push(...items);
+  }
+
+  /** Dispose `items` when the current client has been stopped (handlers and listeners of that one client). */
+  pushClientCleanup(...items: vscode.Disposable[]): void {
+    this.clientCleanup.push(...items);
+  }
+
+  /** The client that was attached is stopped and disposed: end its lifetime. */
+  endClientLifetime(): void {
+    for (const item of this.clientCleanup.splice(0).reverse()) {
+      item.dispose();
+    }
   }
 
   /** The sidecar's current state. */
@@ -100,7 +120,11 @@ export class Ctx implements vscode.Disposable {
   }
 
   /** Send a request to the sidecar; rejects with a {@link SidecarError} whose message can be shown as is. */
-  async request<P, R>(type: RequestType<P, R, void>, params: RequestParam<P>, token?: vscode.CancellationToken): Promise<R> {
+  async request<P, R>(
+    type: RequestType<P, R, void>,
+    params: RequestParam<P>,
+    token?: vscode.CancellationToken,
+  ): Promise<R> {
     const client = this.client;
     if (client === undefined || this.state.kind !== "running") {
       throw new SidecarError(this.notRunningMessage(), undefined, undefined);
@@ -135,42 +159,47 @@ export class Ctx implements vscode.Disposable {
   }
 
   /**
-   * Called by the client module for each new client: wires its notifications into the events. A client that
+   * Called by the sidecar module (`sidecar.ts`) for each new client: wires its notifications into the events. A client that
    * is no longer the current one (replaced by a restart) is ignored, and its consent questions get no answer.
    */
   attach(client: LanguageClient): void {
     this.client = client;
     const current = () => this.client === client;
-    client.onNotification(protocol.serverChanged, (status) => {
-      if (current()) {
-        this.servers.set(status.id, status);
-        this.serverChangedEmitter.fire(status);
-      }
-    });
-    client.onNotification(protocol.resourcesChanged, (params) => {
-      if (current()) {
-        this.resourcesChangedEmitter.fire(params);
-      }
-    });
-    client.onNotification(protocol.resourceUpdated, (params) => {
-      if (current()) {
-        this.resourceUpdatedEmitter.fire(params);
-      }
-    });
-    client.onRequest(protocol.askConsent, async (params, token) => {
-      if (!current() || this.consentHandler === undefined) {
-        return { decisions: [] };
-      }
-      return this.consentHandler(params, token);
-    });
+    this.pushClientCleanup(
+      client.onNotification(protocol.serverChanged, (status) => {
+        if (current()) {
+          this.servers.set(status.id, status);
+          this.serverChangedEmitter.fire(status);
+        }
+      }),
+      client.onNotification(protocol.resourcesChanged, (params) => {
+        if (current()) {
+          this.resourcesChangedEmitter.fire(params);
+        }
+      }),
+      client.onNotification(protocol.resourceUpdated, (params) => {
+        if (current()) {
+          this.resourceUpdatedEmitter.fire(params);
+        }
+      }),
+      client.onRequest(protocol.askConsent, async (params, token) => {
+        if (!current() || this.consentHandler === undefined) {
+          return { decisions: [] };
+        }
+        return this.consentHandler(params, token);
+      }),
+    );
   }
 
-  /** Forget the current client (it is being stopped); its messages are ignored from now on. */
+  /**
+   * Forget the current client (it is being stopped); its messages are ignored from now on. Its lifetime ends
+   * with {@link endClientLifetime} once it is disposed.
+   */
   detach(): void {
     this.client = undefined;
   }
 
-  /** Called by the client module when the sidecar state changes. */
+  /** Called by the sidecar module (`sidecar.ts`) when the sidecar state changes. */
   setState(state: SidecarState): void {
     this.state = state;
     if (state.kind !== "running") {
@@ -218,7 +247,8 @@ export class Ctx implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const item of this.subscriptions.splice(0).reverse()) {
+    this.endClientLifetime();
+    for (const item of this.extCleanup.splice(0).reverse()) {
       item.dispose();
     }
   }

@@ -1,12 +1,15 @@
-// Composition root: builds the context, registers each feature, starts the sidecar. Nothing else.
-import type * as vscode from "vscode";
-import { Sidecar } from "./client";
-import { registerConsent } from "./consent";
+// Composition root: builds the context and the sidecar, makes each feature with what it needs, registers the
+// command table, starts the sidecar. Nothing else.
+import * as vscode from "vscode";
+import { type Features, registerCommands } from "./commands";
+import { Consent } from "./consent";
 import { Ctx } from "./ctx";
-import { registerDocuments } from "./documents";
-import { registerPickers } from "./pickers";
-import { registerStatus } from "./status";
-import { registerTree } from "./tree";
+import { ResourceDocuments } from "./documents";
+import { ResourcePickers } from "./pickers";
+import { ResourceFileSystem } from "./resourceFileSystem";
+import { Sidecar } from "./sidecar";
+import { StatusView } from "./status";
+import { ResourcesView } from "./tree";
 
 let ctx: Ctx | undefined;
 let sidecar: Sidecar | undefined;
@@ -14,12 +17,17 @@ let sidecar: Sidecar | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   ctx = new Ctx(context);
   sidecar = new Sidecar(ctx);
-  ctx.subscriptions.push(sidecar);
-  registerConsent(ctx);
-  registerDocuments(ctx);
-  registerPickers(ctx);
-  registerStatus(ctx, sidecar);
-  registerTree(ctx);
+  ctx.pushExtCleanup(sidecar);
+  const documents = new ResourceDocuments(ctx, new ResourceFileSystem(ctx));
+  const features: Features = {
+    ctx,
+    consent: new Consent(ctx),
+    documents,
+    pickers: new ResourcePickers(ctx, documents),
+    status: new StatusView(ctx, sidecar),
+    tree: new ResourcesView(ctx),
+  };
+  ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
   await sidecar.start();
 }
 

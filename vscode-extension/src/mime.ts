@@ -270,7 +270,9 @@ export function extensionFits(fileName: string, mimeType: string | undefined): b
   }
   if (kind === "text") {
     const language = languageFor(mime);
-    return extension in EXTENSION_LANGUAGES && (language === "plaintext" || language === languageFor(undefined, fileName));
+    return (
+      extension in EXTENSION_LANGUAGES && (language === "plaintext" || language === languageFor(undefined, fileName))
+    );
   }
   // A binary type: an unknown extension (`.pdf`, `.zip`) is as good as any; a text or image one is not.
   return !(extension in EXTENSION_LANGUAGES) && !IMAGE_EXTENSIONS.has(extension);

@@ -82,9 +82,13 @@ async function choose(log: vscode.LogOutputChannel): Promise<PythonInfo> {
 }
 
 /** The interpreter that runs `-m host_bridge serve`; may install the sidecar first. */
-export async function sidecarPython(ctx: { extension: vscode.ExtensionContext; log: vscode.LogOutputChannel }): Promise<string> {
+export async function sidecarPython(ctx: {
+  extension: vscode.ExtensionContext;
+  log: vscode.LogOutputChannel;
+}): Promise<string> {
   const python = await choose(ctx.log);
-  const version = String((ctx.extension.extension.packageJSON as { version?: unknown }).version ?? "");
+  const declared = (ctx.extension.extension.packageJSON as { version?: unknown }).version;
+  const version = typeof declared === "string" ? declared : "";
   if (python.sidecarVersion !== undefined && python.sidecarVersion === version) {
     ctx.log.info(`the interpreter already has host_bridge ${version}; using it directly`);
     return python.executable;

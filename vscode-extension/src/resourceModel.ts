@@ -87,20 +87,20 @@ export function mergeSorted<T>(left: readonly T[], right: readonly T[], compare:
     let high = left.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (compare(item, left[middle] as T) < 0) {
+      if (compare(item, left[middle]) < 0) {
         high = middle;
       } else {
         low = middle + 1;
       }
     }
     for (let index = from; index < low; index += 1) {
-      merged.push(left[index] as T);
+      merged.push(left[index]);
     }
     merged.push(item);
     from = low;
   }
   for (let index = from; index < left.length; index += 1) {
-    merged.push(left[index] as T);
+    merged.push(left[index]);
   }
   return merged;
 }
@@ -180,8 +180,14 @@ export class ResourceCatalog {
     templates: readonly protocol.TemplateItem[],
   ): void {
     const group = this.group(server);
-    group.resources = resources.filter((item) => item.server === server).map(keyedResource).sort(compareKeyed);
-    group.templates = templates.filter((item) => item.server === server).map(keyedTemplate).sort(compareKeyed);
+    group.resources = resources
+      .filter((item) => item.server === server)
+      .map(keyedResource)
+      .sort(compareKeyed);
+    group.templates = templates
+      .filter((item) => item.server === server)
+      .map(keyedTemplate)
+      .sort(compareKeyed);
     this.cachedRows = undefined;
   }
 
@@ -294,7 +300,10 @@ export function withServer(text: RowText, serverLabel: string): RowText {
 /** A Markdown link to a resource: the name shown literally (on one line), characters that end a link target encoded. */
 export function markdownLink(name: string, target: string): string {
   const text = escapeMarkdown(name.replace(/[\r\n]+/g, " "));
-  const href = target.replace(/[ ()<>\r\n]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+  const href = target.replace(
+    /[ ()<>\r\n]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+  );
   return `[${text}](${href})`;
 }
 
@@ -314,6 +323,50 @@ export function templateResultName(template: { name: string; title?: string }, r
     return name;
   }
   return /\.[A-Za-z0-9]+$/.test(segment) ? segment : `${name} ${segment}`;
+}
+
+/** A row of a template variable's picker: the value it stands for and how it shows. */
+export interface ArgumentChoice {
+  readonly value: string;
+  readonly label: string;
+  readonly description?: string;
+  readonly alwaysShow: true;
+}
+
+/**
+ * The rows of a template variable's picker: the value as typed (unless a suggestion is the same), then the
+ * server's suggestions, which it already filtered by what was typed (so the picker must not hide any).
+ */
+export function argumentChoices(typed: string, suggestions: readonly string[]): ArgumentChoice[] {
+  const choices: ArgumentChoice[] = [];
+  if (!suggestions.includes(typed)) {
+    choices.push({
+      value: typed,
+      label: typed === "" ? "(empty)" : noIcons(typed),
+      description: "the value as typed",
+      alwaysShow: true,
+    });
+  }
+  for (const value of suggestions) {
+    choices.push({ value, label: noIcons(value), alwaysShow: true });
+  }
+  return choices;
+}
+
+/** The values of the variables before `index` that have one: what a completion of variable `index` may use. */
+export function knownArguments(
+  variables: readonly string[],
+  values: Readonly<Record<string, string>>,
+  index: number,
+): Record<string, string> {
+  const known: Record<string, string> = {};
+  for (const earlier of variables.slice(0, index)) {
+    const value = values[earlier];
+    if (value !== undefined) {
+      known[earlier] = value;
+    }
+  }
+  return known;
 }
 
 /** A resource to open or insert: what the tree and the picker know about it; `result` when already read. */

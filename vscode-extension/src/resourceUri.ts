@@ -62,7 +62,10 @@ function authorityLabel(server: string): string {
 function displaySegments(resourceUri: string): string[] {
   const withoutScheme = resourceUri.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:/, "");
   const beforeQuery = withoutScheme.split(/[?#]/, 1)[0] ?? "";
-  const segments = beforeQuery.split("/").map(cleanSegment).filter((segment) => segment !== "");
+  const segments = beforeQuery
+    .split("/")
+    .map(cleanSegment)
+    .filter((segment) => segment !== "");
   const kept: string[] = [];
   let length = 0;
   for (let index = segments.length - 1; index >= 0; index -= 1) {

@@ -1,9 +1,10 @@
-// The status bar item and the commands "MCP: Show Server Status", "MCP: Show Host Bridge Log" and
-// "MCP: Restart Host Bridge". The texts come from statusModel.ts.
+// The status bar item, the status picker ("MCP: Show Server Status") and "MCP: Restart Host Bridge". The texts
+// come from statusModel.ts.
 import * as vscode from "vscode";
-import type { Sidecar } from "./client";
+import type { CommandId } from "./commands";
 import type { Ctx } from "./ctx";
 import * as protocol from "./protocol";
+import type { Sidecar } from "./sidecar";
 import {
   type ServerActionId,
   serverActions,
@@ -15,119 +16,117 @@ import {
 import { errorMessage, noIcons, product, visible } from "./text";
 
 /** Commands a tooltip link may run. */
-const TOOLTIP_COMMANDS = ["hostBridge.showStatus", "hostBridge.showLog", "hostBridge.restartSidecar"];
+const TOOLTIP_COMMANDS: CommandId[] = ["hostBridge.showStatus", "hostBridge.showLog", "hostBridge.restartSidecar"];
 
 type StatusPick = vscode.QuickPickItem & { run?: () => Promise<void> };
 
-/** Register the status bar item and the status, log and restart commands. */
-export function registerStatus(ctx: Ctx, sidecar: Sidecar): void {
-  const item = vscode.window.createStatusBarItem("hostBridge.status", vscode.StatusBarAlignment.Right, 100);
-  item.name = "MCP Host Bridge";
-  item.command = "hostBridge.showStatus";
+/** The status bar item (shown for the extension's lifetime, redrawn as the sidecar and servers change) and the status picker. */
+export class StatusView {
+  private readonly item = vscode.window.createStatusBarItem("hostBridge.status", vscode.StatusBarAlignment.Right, 100);
 
-  const render = (): void => {
-    const view = statusBarView(ctx.sidecarState, [...ctx.servers.values()], sidecar.pid);
-    item.text = view.text;
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly sidecar: Sidecar,
+  ) {
+    this.item.name = "MCP Host Bridge";
+    this.item.command = "hostBridge.showStatus" satisfies CommandId;
+    const render = (): void => this.render();
+    ctx.pushExtCleanup(this.item, ctx.onServerChanged(render), ctx.onStateChanged(render), ctx.onStarted(render));
+    this.render();
+    this.item.show();
+  }
+
+  /** "MCP: Show Server Status", while marked as an open picker. */
+  show(): Promise<void> {
+    return this.ctx.pickers.during(() => this.showStatus());
+  }
+
+  /** "MCP: Restart Host Bridge" (also offered by the status picker and a failed start's message). */
+  async restartSidecar(): Promise<void> {
+    try {
+      await this.sidecar.restart();
+    } catch (error) {
+      this.ctx.showError("Could not restart the host bridge", error);
+    }
+  }
+
+  private render(): void {
+    const view = statusBarView(this.ctx.sidecarState, [...this.ctx.servers.values()], this.sidecar.pid);
+    this.item.text = view.text;
     const tooltip = new vscode.MarkdownString(view.tooltip);
     tooltip.isTrusted = { enabledCommands: TOOLTIP_COMMANDS };
-    item.tooltip = tooltip;
-    item.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
-  };
+    this.item.tooltip = tooltip;
+    this.item.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+  }
 
-  const restartSidecar = async (): Promise<void> => {
-    try {
-      await sidecar.restart();
-    } catch (error) {
-      ctx.showError("Could not restart the host bridge", error);
-    }
-  };
-
-  ctx.subscriptions.push(
-    item,
-    ctx.onServerChanged(render),
-    ctx.onStateChanged(render),
-    ctx.onStarted(render),
-    vscode.commands.registerCommand("hostBridge.showStatus", () =>
-      ctx.pickers.during(() => showStatus(ctx, restartSidecar)),
-    ),
-    vscode.commands.registerCommand("hostBridge.showLog", () => ctx.log.show()),
-    vscode.commands.registerCommand("hostBridge.restartSidecar", restartSidecar),
-  );
-  render();
-  item.show();
-}
-
-/** The status picker: the sidecar's problem (if any), then every server; picking a server offers its actions. */
-async function showStatus(ctx: Ctx, restartSidecar: () => Promise<void>): Promise<void> {
-  if (ctx.sidecarState.kind === "running") {
-    try {
-      await ctx.status();
-    } catch (error) {
-      ctx.log.warn(`Could not refresh the MCP servers' status: ${errorMessage(error)}`);
-    }
-  }
-  const picks: StatusPick[] = [];
-  const sidecarTexts = sidecarPickTexts(ctx.sidecarState);
-  if (sidecarTexts !== undefined) {
-    picks.push({ ...sidecarTexts, run: restartSidecar });
-  }
-  const servers = [...ctx.servers.values()];
-  if (servers.length > 0) {
-    picks.push({ label: "Servers", kind: vscode.QuickPickItemKind.Separator });
-  }
-  for (const server of servers) {
-    picks.push({ ...serverPickTexts(server), run: () => showServerActions(ctx, server.id, restartSidecar) });
-  }
-  picks.push(
-    { label: "Host bridge", kind: vscode.QuickPickItemKind.Separator },
-    { label: "$(output) Show log", run: async () => ctx.log.show() },
-    { label: "$(refresh) Restart host bridge", description: "restarts every server", run: restartSidecar },
-  );
-  const picked = await vscode.window.showQuickPick(picks, {
-    title: product("MCP Server Status"),
-    placeHolder: servers.length === 0 ? "No MCP servers are known" : "Pick a server for its actions",
-    matchOnDescription: true,
-    matchOnDetail: true,
-  });
-  await picked?.run?.();
-}
-
-async function showServerActions(ctx: Ctx, serverId: string, restartSidecar: () => Promise<void>): Promise<void> {
-  const server = ctx.servers.get(serverId);
-  if (server === undefined) {
-    return;
-  }
-  const picked = await vscode.window.showQuickPick(serverActions(server, ctx.sidecarState), {
-    title: product(`MCP Server ${noIcons(visible(serverLabel(server)))}`),
-    placeHolder: "Pick an action",
-  });
-  if (picked !== undefined) {
-    await runServerAction(ctx, picked.id, server, restartSidecar);
-  }
-}
-
-async function runServerAction(
-  ctx: Ctx,
-  action: ServerActionId,
-  server: protocol.ServerStatus,
-  restartSidecar: () => Promise<void>,
-): Promise<void> {
-  switch (action) {
-    case "restartServer":
+  /** The status picker: the sidecar's problem (if any), then every server; picking a server offers its actions. */
+  private async showStatus(): Promise<void> {
+    const restartSidecar = (): Promise<void> => this.restartSidecar();
+    if (this.ctx.sidecarState.kind === "running") {
       try {
-        await ctx.request(protocol.restartServer, { server: server.id });
+        await this.ctx.status();
       } catch (error) {
-        ctx.showError(`Could not restart the MCP server “${visible(serverLabel(server))}”`, error);
+        this.ctx.log.warn(`Could not refresh the MCP servers' status: ${errorMessage(error)}`);
       }
+    }
+    const picks: StatusPick[] = [];
+    const sidecarTexts = sidecarPickTexts(this.ctx.sidecarState);
+    if (sidecarTexts !== undefined) {
+      picks.push({ ...sidecarTexts, run: restartSidecar });
+    }
+    const servers = [...this.ctx.servers.values()];
+    if (servers.length > 0) {
+      picks.push({ label: "Servers", kind: vscode.QuickPickItemKind.Separator });
+    }
+    for (const server of servers) {
+      picks.push({ ...serverPickTexts(server), run: () => this.showServerActions(server.id) });
+    }
+    picks.push(
+      { label: "Host bridge", kind: vscode.QuickPickItemKind.Separator },
+      { label: "$(output) Show log", run: async () => this.ctx.log.show() },
+      { label: "$(refresh) Restart host bridge", description: "restarts every server", run: restartSidecar },
+    );
+    const picked = await vscode.window.showQuickPick(picks, {
+      title: product("MCP Server Status"),
+      placeHolder: servers.length === 0 ? "No MCP servers are known" : "Pick a server for its actions",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    await picked?.run?.();
+  }
+
+  private async showServerActions(serverId: string): Promise<void> {
+    const server = this.ctx.servers.get(serverId);
+    if (server === undefined) {
       return;
-    case "showLog":
-      ctx.log.show();
-      return;
-    case "manageFolders":
-      await vscode.commands.executeCommand("hostBridge.manageSharedFolders", server.id);
-      return;
-    case "restartSidecar":
-      await restartSidecar();
-      return;
+    }
+    const picked = await vscode.window.showQuickPick(serverActions(server, this.ctx.sidecarState), {
+      title: product(`MCP Server ${noIcons(visible(serverLabel(server)))}`),
+      placeHolder: "Pick an action",
+    });
+    if (picked !== undefined) {
+      await this.runServerAction(picked.id, server);
+    }
+  }
+
+  private async runServerAction(action: ServerActionId, server: protocol.ServerStatus): Promise<void> {
+    switch (action) {
+      case "restartServer":
+        try {
+          await this.ctx.request(protocol.restartServer, { server: server.id });
+        } catch (error) {
+          this.ctx.showError(`Could not restart the MCP server “${visible(serverLabel(server))}”`, error);
+        }
+        return;
+      case "showLog":
+        this.ctx.log.show();
+        return;
+      case "manageFolders":
+        await vscode.commands.executeCommand("hostBridge.manageSharedFolders" satisfies CommandId, server.id);
+        return;
+      case "restartSidecar":
+        await this.restartSidecar();
+        return;
+    }
   }
 }

@@ -58,7 +58,10 @@ export function rootName(root: SharedRoot): string {
 export function visibleThroughText(server: Pick<ServerStatus, "sharedRoots" | "visibleThrough">): string {
   const names = new Map(server.sharedRoots.map((root) => [root.uri, rootName(root)]));
   return server.visibleThrough
-    .map((item) => `${visible(rootName({ uri: item.uri }))} visible through ${visible(names.get(item.through) ?? rootName({ uri: item.through }))}`)
+    .map(
+      (item) =>
+        `${visible(rootName({ uri: item.uri }))} visible through ${visible(names.get(item.through) ?? rootName({ uri: item.through }))}`,
+    )
     .join(", ");
 }
 
@@ -166,14 +169,20 @@ export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string 
 /** A server's entry in the status picker (server-controlled text cannot render icons). */
 export function serverPickTexts(server: ServerStatus): PickTexts {
   const description =
-    server.protocolVersion === undefined ? stateLabel(server.state) : `${stateLabel(server.state)} · ${server.protocolVersion}`;
+    server.protocolVersion === undefined
+      ? stateLabel(server.state)
+      : `${stateLabel(server.state)} · ${server.protocolVersion}`;
   const through = visibleThroughText(server);
   const folders =
     server.sharedRoots.length === 0
       ? foldersShared(0)
       : `shares ${server.sharedRoots.map((root) => visible(rootName(root))).join(", ")}${through === "" ? "" : ` · ${through}`}`;
   const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
-  return { label: noIcons(visible(serverLabel(server))), description: noIcons(visible(description)), detail: noIcons(visible(detail)) };
+  return {
+    label: noIcons(visible(serverLabel(server))),
+    description: noIcons(visible(description)),
+    detail: noIcons(visible(detail)),
+  };
 }
 
 /**
@@ -181,11 +190,17 @@ export function serverPickTexts(server: ServerStatus): PickTexts {
  * while the sidecar starts, before its first status is known, while the server is unknown, starting or
  * restarting. Not when the sidecar is stopped or failed: the read then fails with the reason.
  */
-export function waitsForServer(sidecar: SidecarState["kind"], statusKnown: boolean, state: ServerState | undefined): boolean {
+export function waitsForServer(
+  sidecar: SidecarState["kind"],
+  statusKnown: boolean,
+  state: ServerState | undefined,
+): boolean {
   if (sidecar === "stopped" || sidecar === "failed") {
     return false;
   }
-  return sidecar === "starting" || !statusKnown || state === undefined || state === "starting" || state === "restarting";
+  return (
+    sidecar === "starting" || !statusKnown || state === undefined || state === "starting" || state === "restarting"
+  );
 }
 
 /** The actions offered for one server, most specific first. */

@@ -26,7 +26,11 @@ export class SubscriptionBook {
       entry.holders.add(holder);
       return false;
     }
-    this.entries.set(key, { address: { server: address.server, uri: address.uri }, holders: new Set([holder]), active: false });
+    this.entries.set(key, {
+      address: { server: address.server, uri: address.uri },
+      holders: new Set([holder]),
+      active: false,
+    });
     return true;
   }
 

@@ -1,6 +1,7 @@
 // The Explorer view "MCP Resources": servers at the root, each running server's resources loaded a page
 // at a time, and its templates in a folder. Paging state and node looks come from treeModel.ts.
 import * as vscode from "vscode";
+import type { CommandId } from "./commands";
 import type { Ctx } from "./ctx";
 import * as protocol from "./protocol";
 import { displayName } from "./resourceModel";
@@ -15,6 +16,9 @@ import {
   serverRows,
   treeMessage,
 } from "./treeModel";
+
+const OPEN_RESOURCE: CommandId = "hostBridge.openResource";
+const LOAD_MORE: CommandId = "hostBridge.loadMore";
 
 type Node =
   | { kind: "server"; id: string }
@@ -108,14 +112,14 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
         const name = displayName(node.item);
         item.accessibilityInformation = spoken(name, node.item.mimeType, node.item.uri, node.item.description);
         item.contextValue = "hostBridge.resource";
-        item.command = { command: "hostBridge.openResource", title: "Open Resource", arguments: [node.item] };
+        item.command = { command: OPEN_RESOURCE, title: "Open Resource", arguments: [node.item] };
         return item;
       }
       case "loadMore": {
         const item = new vscode.TreeItem(node.loading ? "Loading more…" : "Load more…");
         item.iconPath = new vscode.ThemeIcon(node.loading ? "loading~spin" : "ellipsis");
         if (!node.loading) {
-          item.command = { command: "hostBridge.loadMore", title: "Load More", arguments: [node.server] };
+          item.command = { command: LOAD_MORE, title: "Load More", arguments: [node.server] };
         }
         return item;
       }
@@ -201,13 +205,18 @@ class ResourceTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
     if (cache === undefined) {
       cache = {
         pager: new ResourcePager(async (cursor) => {
-          const page = await this.ctx.request(protocol.listResources, cursor === undefined ? { server: id } : { server: id, cursor });
+          const page = await this.ctx.request(
+            protocol.listResources,
+            cursor === undefined ? { server: id } : { server: id, cursor },
+          );
           for (const warning of page.warnings) {
             this.ctx.log.warn(`[${id}] ${warning}`);
           }
           return page;
         }),
-        templates: new LazyValue(async () => (await this.ctx.request(protocol.listResourceTemplates, { server: id })).items),
+        templates: new LazyValue(
+          async () => (await this.ctx.request(protocol.listResourceTemplates, { server: id })).items,
+        ),
       };
       this.caches.set(id, cache);
     }
@@ -260,63 +269,77 @@ function spoken(...parts: (string | undefined)[]): vscode.AccessibilityInformati
   return { label: present(parts).join(", ") };
 }
 
-/** Register the "MCP Resources" view and its refresh and load-more commands. */
-export function registerTree(ctx: Ctx): void {
-  const tree = new ResourceTree(ctx);
-  const view = vscode.window.createTreeView("hostBridge.resources", { treeDataProvider: tree, showCollapseAll: true });
-  const updateMessage = (): void => {
-    view.message = treeMessage(ctx.sidecarState, ctx.servers.size);
-  };
-  // Per server, what its loaded pages were listed under; a change of it makes them stale.
-  const listings = new Map<string, ListingKey>();
-  const rememberListings = (): void => {
-    listings.clear();
-    for (const server of ctx.servers.values()) {
-      listings.set(server.id, listingKey(server));
-    }
-  };
-  ctx.subscriptions.push(
-    tree,
-    view,
-    ctx.onResourcesChanged(({ server }) => tree.refreshServer(server)),
-    ctx.onServerChanged((server) => {
-      const before = listings.get(server.id);
-      listings.set(server.id, listingKey(server));
-      if (pagesStale(before, server)) {
-        // Started, stopped or reconnected: its cursors and list are stale; other servers keep their pages.
-        tree.refreshServer(server.id);
-      } else {
-        tree.redrawServer(server.id);
-      }
-      updateMessage();
-    }),
-    ctx.onStateChanged(() => {
-      updateMessage();
-      tree.redraw();
-    }),
-    ctx.onStarted(() => {
-      // Cursors are only valid within one sidecar process.
-      rememberListings();
-      updateMessage();
-      tree.refreshAll();
-    }),
-    vscode.commands.registerCommand("hostBridge.refreshResources", async () => {
-      if (ctx.sidecarState.kind === "running") {
-        try {
-          await ctx.status();
-        } catch (error) {
-          ctx.showError("Could not refresh the MCP servers' status", error);
+/** The Explorer view "MCP Resources" for the extension's lifetime, following the sidecar and its servers. */
+export class ResourcesView {
+  private readonly tree: ResourceTree;
+  private readonly view: vscode.TreeView<Node>;
+  /** Per server, what its loaded pages were listed under; a change of it makes them stale. */
+  private readonly listings = new Map<string, ListingKey>();
+
+  constructor(private readonly ctx: Ctx) {
+    this.tree = new ResourceTree(ctx);
+    this.view = vscode.window.createTreeView("hostBridge.resources", {
+      treeDataProvider: this.tree,
+      showCollapseAll: true,
+    });
+    ctx.pushExtCleanup(
+      this.tree,
+      this.view,
+      ctx.onResourcesChanged(({ server }) => this.tree.refreshServer(server)),
+      ctx.onServerChanged((server) => {
+        const before = this.listings.get(server.id);
+        this.listings.set(server.id, listingKey(server));
+        if (pagesStale(before, server)) {
+          // Started, stopped or reconnected: its cursors and list are stale; other servers keep their pages.
+          this.tree.refreshServer(server.id);
+        } else {
+          this.tree.redrawServer(server.id);
         }
+        this.updateMessage();
+      }),
+      ctx.onStateChanged(() => {
+        this.updateMessage();
+        this.tree.redraw();
+      }),
+      ctx.onStarted(() => {
+        // Cursors are only valid within one sidecar process.
+        this.rememberListings();
+        this.updateMessage();
+        this.tree.refreshAll();
+      }),
+    );
+    this.updateMessage();
+  }
+
+  /** "Refresh" in the view's title: the servers' status again, and every list from its first page. */
+  async refresh(): Promise<void> {
+    if (this.ctx.sidecarState.kind === "running") {
+      try {
+        await this.ctx.status();
+      } catch (error) {
+        this.ctx.showError("Could not refresh the MCP servers' status", error);
       }
-      rememberListings();
-      updateMessage();
-      tree.refreshAll();
-    }),
-    vscode.commands.registerCommand("hostBridge.loadMore", async (server: unknown) => {
-      if (typeof server === "string") {
-        await tree.loadMore(server);
-      }
-    }),
-  );
-  updateMessage();
+    }
+    this.rememberListings();
+    this.updateMessage();
+    this.tree.refreshAll();
+  }
+
+  /** "Load more…" under a server (`server` is its id): append the next page of its resources. */
+  async loadMore(server: unknown): Promise<void> {
+    if (typeof server === "string") {
+      await this.tree.loadMore(server);
+    }
+  }
+
+  private updateMessage(): void {
+    this.view.message = treeMessage(this.ctx.sidecarState, this.ctx.servers.size);
+  }
+
+  private rememberListings(): void {
+    this.listings.clear();
+    for (const server of this.ctx.servers.values()) {
+      this.listings.set(server.id, listingKey(server));
+    }
+  }
 }

@@ -36,16 +36,19 @@ describe("first start from the packaged bundle", () => {
     const stderr: string[] = [];
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const connection = createMessageConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     connection.listen();
     try {
-      const result = (await connection.sendRequest("initialize", {
+      const result = await connection.sendRequest<{ serverInfo?: { name?: string } }>("initialize", {
         processId: process.pid,
         rootUri: null,
         capabilities: {},
         initializationOptions: { storageDir: storage, readWorkspaceConfig: false },
         workspaceFolders: [],
-      })) as { serverInfo?: { name?: string } };
+      });
       expect(result.serverInfo?.name, stderr.join("")).toBe("host-bridge");
       await connection.sendRequest("shutdown");
       await connection.sendNotification("exit");

@@ -6,7 +6,12 @@ export function childrenOf(pid: number): number[] {
   const found: number[] = [];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8");
-    found.push(...text.split(/\s+/).filter((word) => word !== "").map(Number));
+    found.push(
+      ...text
+        .split(/\s+/)
+        .filter((word) => word !== "")
+        .map(Number),
+    );
   }
   return found;
 }
@@ -20,14 +25,20 @@ export function alive(pid: number): boolean {
     return false;
   }
   // The command name in parentheses may contain spaces; the state follows the last ")".
-  const state = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/)[0];
+  const state = stat
+    .slice(stat.lastIndexOf(")") + 1)
+    .trim()
+    .split(/\s+/)[0];
   return state !== "Z";
 }
 
 /** The command line of `pid`, arguments joined by spaces; empty when it is gone. */
 export function commandLine(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "").join(" ");
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((arg) => arg !== "")
+      .join(" ");
   } catch {
     return "";
   }

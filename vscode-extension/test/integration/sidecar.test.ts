@@ -207,6 +207,7 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
         transport: "stdio",
         command: PYTHON,
         args: [path.join(REPO, "tests", "servers", "roots_recorder.py"), ...HANDSHAKE, "--record", rootsRecord],
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any
         identity: expect.any(String),
         workspaceDefined: false,
         executable: PYTHON,
@@ -217,6 +218,7 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
       roots: CANDIDATES(),
       trustRequired: false,
       visibleThrough: [],
+      batch: [],
     });
   });
 

@@ -148,9 +148,7 @@ export class SidecarProcess {
   watchProgress(token: string): void {
     const values: WorkDoneProgressValue[] = [];
     this.progress.set(token, values);
-    this.connection.onProgress(new ProgressType<WorkDoneProgressValue>(), token, (value) =>
-      this.record(values, value),
-    );
+    this.connection.onProgress(new ProgressType<WorkDoneProgressValue>(), token, (value) => this.record(values, value));
   }
 
   /**

@@ -74,7 +74,11 @@ function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.Server
   return { ...http, state: "running", sharedRoots: [], visibleThrough: [], ...overrides };
 }
 
-function applied(uri: string, decision: AppliedChange["decision"], result: Partial<protocol.SetConsentResult> = {}): AppliedChange {
+function applied(
+  uri: string,
+  decision: AppliedChange["decision"],
+  result: Partial<protocol.SetConsentResult> = {},
+): AppliedChange {
   const holds = decision === "forget" ? "none" : decision;
   return { uri, decision, result: { saved: true, applied: holds, ...result } };
 }
@@ -204,6 +208,7 @@ describe("what runs, as the trust prompt says it", () => {
       },
       display,
     ).join("\n");
+    // eslint-disable-next-line no-control-regex -- the NUL is what must not get through
     expect(text).not.toMatch(/[\u0000\u200b\u202e\u2066]/u);
     expect(text).toContain("Executable: /usr/bin/np\\u202ex");
     expect(text).toContain("P\\u2066ATH=$'/a\\u200b'");
@@ -211,7 +216,9 @@ describe("what runs, as the trust prompt says it", () => {
   });
 
   it("names the product in the trust question", () => {
-    expect(trustQuestion(stdio)).toBe("MCP Host Bridge: trust and start the MCP server “Files” (fs) defined by this workspace?");
+    expect(trustQuestion(stdio)).toBe(
+      "MCP Host Bridge: trust and start the MCP server “Files” (fs) defined by this workspace?",
+    );
   });
 
   it("a batched trust question names how many servers it covers and lists every one of them", () => {
@@ -399,7 +406,9 @@ describe("manage shared folders", () => {
   });
 
   it("uses the chosen kind of allowance for additions", () => {
-    expect(sharedFoldersDiff([], ["file:///a"], "allowSession")).toEqual([{ uri: "file:///a", decision: "allowSession" }]);
+    expect(sharedFoldersDiff([], ["file:///a"], "allowSession")).toEqual([
+      { uri: "file:///a", decision: "allowSession" },
+    ]);
   });
 
   it("changes nothing when the selection equals what the server sees", () => {
@@ -434,7 +443,10 @@ describe("manage shared folders", () => {
   });
 
   it("keeps a shared folder that is no longer a candidate so that it can be unchecked", () => {
-    const folders = manageableFolders([candidate("file:///a")], [{ uri: "file:///a" }, { uri: "file:///gone", name: "gone" }]);
+    const folders = manageableFolders(
+      [candidate("file:///a")],
+      [{ uri: "file:///a" }, { uri: "file:///gone", name: "gone" }],
+    );
     expect(folders.map((folder) => [folder.uri, folder.name])).toEqual([
       ["file:///a", "a"],
       ["file:///gone", "gone"],
@@ -443,7 +455,11 @@ describe("manage shared folders", () => {
 
   it("checks the shared folders and the folders visible through them, naming the parent", () => {
     const folders = [candidate(acme, { name: "Acme" }), candidate(ui), candidate(beta)];
-    const items = manageItems(folders, { sharedRoots: [{ uri: acme, name: "acme" }], visibleThrough: [{ uri: ui, through: acme }] }, display);
+    const items = manageItems(
+      folders,
+      { sharedRoots: [{ uri: acme, name: "acme" }], visibleThrough: [{ uri: ui, through: acme }] },
+      display,
+    );
     expect(items.map((item) => [item.label, item.picked, item.detail])).toEqual([
       ["Acme", true, ""],
       ["ui", true, "visible through “Acme”"],
@@ -474,12 +490,10 @@ describe("manage shared folders", () => {
   });
 
   it("says a denied folder stays visible through its shared parent", () => {
-    const summary = changeSummary(
-      stdio,
-      [applied(ui, "deny", { visibleThrough: acme })],
-      new Map([[acme, "Acme"]]),
+    const summary = changeSummary(stdio, [applied(ui, "deny", { visibleThrough: acme })], new Map([[acme, "Acme"]]));
+    expect(summary).toBe(
+      "MCP Host Bridge: MCP server “Files” (fs): “ui” is not shared on its own but stays visible through “Acme”.",
     );
-    expect(summary).toBe("MCP Host Bridge: MCP server “Files” (fs): “ui” is not shared on its own but stays visible through “Acme”.");
   });
 
   it("groups the denied folders that stay visible by the parent they are seen through", () => {

@@ -5,14 +5,20 @@ const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 describe("resourceBytes", () => {
   it("encodes text as UTF-8", () => {
-    const content = resourceBytes({ uri: "x://a", contents: [{ uri: "x://a", mimeType: "text/plain", text: "héllo 日本" }] });
+    const content = resourceBytes({
+      uri: "x://a",
+      contents: [{ uri: "x://a", mimeType: "text/plain", text: "héllo 日本" }],
+    });
     expect(decode(content.bytes)).toBe("héllo 日本");
     expect(content.isText).toBe(true);
     expect(content.mimeType).toBe("text/plain");
   });
 
   it("decodes a base64 blob", () => {
-    const content = resourceBytes({ uri: "x://a", contents: [{ uri: "x://a", mimeType: "image/png", blob: "iVBORw0KGgo=" }] });
+    const content = resourceBytes({
+      uri: "x://a",
+      contents: [{ uri: "x://a", mimeType: "image/png", blob: "iVBORw0KGgo=" }],
+    });
     expect([...content.bytes]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     expect(content.isText).toBe(false);
   });

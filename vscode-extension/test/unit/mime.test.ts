@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { classify, extensionFits, extensionForMime, extensionOf, formatSize, languageFor, normalizeMime } from "../../src/mime";
+import {
+  classify,
+  extensionFits,
+  extensionForMime,
+  extensionOf,
+  formatSize,
+  languageFor,
+  normalizeMime,
+} from "../../src/mime";
 
 describe("normalizeMime", () => {
   it("drops parameters and case", () => {
@@ -52,9 +60,12 @@ describe("languageFor", () => {
 });
 
 describe("classify", () => {
-  it.each(["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"])("opens %s in the image preview", (mime) => {
-    expect(classify(mime)).toBe("image");
-  });
+  it.each(["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"])(
+    "opens %s in the image preview",
+    (mime) => {
+      expect(classify(mime)).toBe("image");
+    },
+  );
 
   it("never treats SVG as an image, even by its extension", () => {
     expect(classify("image/svg+xml")).toBe("text");

@@ -47,7 +47,9 @@ describe("open pickers", () => {
     finish();
     await flow;
     expect(pickers.busy).toBe(false);
-    await expect(pickers.during(async () => Promise.reject(new Error("picker failed")))).rejects.toThrow("picker failed");
+    await expect(pickers.during(async () => Promise.reject(new Error("picker failed")))).rejects.toThrow(
+      "picker failed",
+    );
     expect(pickers.busy).toBe(false);
   });
 });

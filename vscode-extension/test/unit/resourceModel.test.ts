@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import type * as protocol from "../../src/protocol";
 import {
   ResourceCatalog,
+  argumentChoices,
   asOpenTarget,
   binarySummary,
   compareResources,
+  knownArguments,
   markdownLink,
   mergeSorted,
   nameKey,
@@ -64,8 +66,25 @@ describe("mergeSorted", () => {
   it("merges two sorted lists into one sorted list, left first on ties", () => {
     const byFirst = (a: [number, string], b: [number, string]) => a[0] - b[0];
     expect(
-      mergeSorted<[number, string]>([[1, "l"], [3, "l"]], [[1, "r"], [2, "r"], [4, "r"]], byFirst),
-    ).toEqual([[1, "l"], [1, "r"], [2, "r"], [3, "l"], [4, "r"]]);
+      mergeSorted<[number, string]>(
+        [
+          [1, "l"],
+          [3, "l"],
+        ],
+        [
+          [1, "r"],
+          [2, "r"],
+          [4, "r"],
+        ],
+        byFirst,
+      ),
+    ).toEqual([
+      [1, "l"],
+      [1, "r"],
+      [2, "r"],
+      [3, "l"],
+      [4, "r"],
+    ]);
   });
 
   it("places a page into a long list with a logarithmic number of comparisons", () => {
@@ -115,7 +134,11 @@ describe("ResourceCatalog", () => {
   it("lists servers missing from the configuration order after the known ones, in first-seen order", () => {
     const catalog = new ResourceCatalog(["known"]);
     catalog.addResources([resource("new2", "x"), resource("known", "y"), resource("new1", "z")]);
-    expect(describeRows(catalog.rows()).filter((row) => row.startsWith("--"))).toEqual(["-- known", "-- new2", "-- new1"]);
+    expect(describeRows(catalog.rows()).filter((row) => row.startsWith("--"))).toEqual([
+      "-- known",
+      "-- new2",
+      "-- new1",
+    ]);
   });
 
   it("shows warnings first and only once", () => {
@@ -173,7 +196,7 @@ describe("ResourceCatalog", () => {
       .map((row) => row.item);
     let outOfOrder = 0;
     for (let index = 1; index < names.length; index += 1) {
-      if (compareResources(names[index - 1] as protocol.ResourceItem, names[index] as protocol.ResourceItem) > 0) {
+      if (compareResources(names[index - 1], names[index]) > 0) {
         outOfOrder += 1;
       }
     }
@@ -185,7 +208,12 @@ describe("ResourceCatalog", () => {
 describe("row texts", () => {
   it("shows the name beside a title, then MIME type, size and description, with the URI as detail", () => {
     const text = resourceText(
-      resource("s", "arch.md", { title: "Architecture", mimeType: "text/markdown", size: 1229, description: "How it fits" }),
+      resource("s", "arch.md", {
+        title: "Architecture",
+        mimeType: "text/markdown",
+        size: 1229,
+        description: "How it fits",
+      }),
     );
     expect(text).toEqual({
       label: "Architecture",
@@ -224,7 +252,9 @@ describe("row texts with icon syntax", () => {
 
 describe("markdownLink", () => {
   it("escapes brackets in the text and encodes characters that would end the target", () => {
-    expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe("[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)");
+    expect(markdownLink("a [b] c", "mcp-bridge://s/a (1).png?x")).toBe(
+      "[a \\[b\\] c](mcp-bridge://s/a%20%281%29.png?x)",
+    );
   });
 
   it("shows every Markdown character of the name literally", () => {
@@ -248,7 +278,10 @@ describe("asOpenTarget", () => {
   });
 
   it("takes a bare server and URI", () => {
-    expect(asOpenTarget({ server: "s", uri: "file:///etc/passwd" })).toEqual({ server: "s", uri: "file:///etc/passwd" });
+    expect(asOpenTarget({ server: "s", uri: "file:///etc/passwd" })).toEqual({
+      server: "s",
+      uri: "file:///etc/passwd",
+    });
   });
 
   it("finds the resource inside a tree node", () => {
@@ -277,7 +310,9 @@ describe("templateResultName", () => {
   });
 
   it("keeps the template's name when the URI ends in something that is no file name", () => {
-    expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe("Dynamic Blob Resource 5");
+    expect(templateResultName({ name: "Dynamic Blob Resource" }, "demo://resource/dynamic/blob/5")).toBe(
+      "Dynamic Blob Resource 5",
+    );
     expect(templateResultName(template, "test://search?q=x")).toBe("A file inside a shared folder search");
     expect(templateResultName(template, "urn:")).toBe("A file inside a shared folder");
   });
@@ -292,5 +327,38 @@ describe("withServer", () => {
   it("makes the label the whole description when there was none, without rendering icon syntax", () => {
     const text = resourceText(resource("srv", "plain"));
     expect(withServer(text, "$(alert) srv").description).toBe("$\u200B(alert) srv");
+  });
+});
+
+describe("argumentChoices", () => {
+  it("offers the value as typed, then the server's suggestions, none hidden by the picker's filter", () => {
+    expect(argumentChoices("no", ["notes", "notes/plan.txt"])).toEqual([
+      { value: "no", label: "no", description: "the value as typed", alwaysShow: true },
+      { value: "notes", label: "notes", alwaysShow: true },
+      { value: "notes/plan.txt", label: "notes/plan.txt", alwaysShow: true },
+    ]);
+  });
+
+  it("offers the typed value once when a suggestion is the same", () => {
+    expect(argumentChoices("notes", ["notes"])).toEqual([{ value: "notes", label: "notes", alwaysShow: true }]);
+  });
+
+  it("names an empty value, and shows icon syntax literally", () => {
+    expect(argumentChoices("", [])).toEqual([
+      { value: "", label: "(empty)", description: "the value as typed", alwaysShow: true },
+    ]);
+    expect(argumentChoices("$(alert)", ["$(x)"]).map((choice) => [choice.value, choice.label])).toEqual([
+      ["$(alert)", "$\u200B(alert)"],
+      ["$(x)", "$\u200B(x)"],
+    ]);
+  });
+});
+
+describe("knownArguments", () => {
+  it("gives the values of the variables before the one asked, skipping those without one", () => {
+    const variables = ["owner", "repo", "path"];
+    expect(knownArguments(variables, { owner: "me", path: "later" }, 0)).toEqual({});
+    expect(knownArguments(variables, { owner: "me", path: "later" }, 2)).toEqual({ owner: "me" });
+    expect(knownArguments(variables, { owner: "me", repo: "r", path: "p" }, 2)).toEqual({ owner: "me", repo: "r" });
   });
 });

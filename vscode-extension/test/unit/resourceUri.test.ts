@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { RESOURCE_SCHEME, addressKey, decodeResourceUri, encodeResourceUri, resourceFileName } from "../../src/resourceUri";
+import {
+  RESOURCE_SCHEME,
+  addressKey,
+  decodeResourceUri,
+  encodeResourceUri,
+  resourceFileName,
+} from "../../src/resourceUri";
 
 // What VS Code does to a URI's query between `Uri.from` and `Uri.parse(uri.toString())`: it encodes every
 // character outside the unreserved set and decodes percent escapes.
@@ -32,7 +38,9 @@ describe("encodeResourceUri and decodeResourceUri", () => {
     const components = encodeResourceUri(address, "text/plain");
     expect(decodeResourceUri(components)).toEqual(address);
     expect(decodeResourceUri({ scheme: components.scheme, query: throughString(components.query) })).toEqual(address);
-    expect(decodeResourceUri({ scheme: components.scheme, query: throughDisplayString(components.query) })).toEqual(address);
+    expect(decodeResourceUri({ scheme: components.scheme, query: throughDisplayString(components.query) })).toEqual(
+      address,
+    );
   });
 
   it("use the mcp-bridge scheme, so a file:// resource is never read from the disk", () => {
@@ -47,7 +55,10 @@ describe("encodeResourceUri and decodeResourceUri", () => {
   });
 
   it("end the path with a file name and an extension from the MIME type", () => {
-    const components = encodeResourceUri({ server: "everything", uri: "demo://resource/static/document/guide" }, "text/markdown");
+    const components = encodeResourceUri(
+      { server: "everything", uri: "demo://resource/static/document/guide" },
+      "text/markdown",
+    );
     expect(components.path).toBe("/resource/static/document/guide.md");
     expect(components.authority).toBe("everything");
   });
@@ -84,7 +95,10 @@ describe("encodeResourceUri and decodeResourceUri", () => {
     expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "uri=eDovL3k" })).toBeUndefined();
     expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=cw&uri=x%3A%2F%2Fy" })).toBeUndefined();
     expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=cw&uri=eDovL3k=" })).toBeUndefined();
-    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=cw&uri=eDovL3k" })).toEqual({ server: "s", uri: "x://y" });
+    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query: "server=cw&uri=eDovL3k" })).toEqual({
+      server: "s",
+      uri: "x://y",
+    });
   });
 
   it("give different resources different URIs even when their paths look alike", () => {

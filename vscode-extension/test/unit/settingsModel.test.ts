@@ -7,7 +7,10 @@ import {
 } from "../../src/settingsModel";
 
 describe("settings changes", () => {
-  const only = (...settings: string[]) => (setting: string) => settings.includes(setting);
+  const only =
+    (...settings: string[]) =>
+    (setting: string) =>
+      settings.includes(setting);
 
   it("restarts the sidecar when its interpreter changes", () => {
     expect(settingsChange(only("hostBridge.python"))).toBe("restart");

@@ -78,10 +78,14 @@ describe("statusBarView", () => {
 
 describe("statusTooltip", () => {
   it("lists each server with its state and shared folders", () => {
-    const tooltip = statusTooltip({ kind: "running" }, [
-      server({ id: "fs", label: "Files", sharedRoots: [acme, api] }),
-      server({ id: "web", label: "Web", state: "failed", lastError: "npx was not found;\ninstall Node." }),
-    ], 4242);
+    const tooltip = statusTooltip(
+      { kind: "running" },
+      [
+        server({ id: "fs", label: "Files", sharedRoots: [acme, api] }),
+        server({ id: "web", label: "Web", state: "failed", lastError: "npx was not found;\ninstall Node." }),
+      ],
+      4242,
+    );
     expect(tooltip).toContain("running (pid 4242)");
     expect(tooltip).toContain("- **Files** — running; shares acme, acme\\-api");
     expect(tooltip).toContain("- **Web** — failed");
@@ -95,7 +99,9 @@ describe("statusTooltip", () => {
   });
 
   it("gives the sidecar's failure reason", () => {
-    expect(statusTooltip({ kind: "failed", reason: "Python was not found." }, [])).toContain("failed: Python was not found\\.");
+    expect(statusTooltip({ kind: "failed", reason: "Python was not found." }, [])).toContain(
+      "failed: Python was not found\\.",
+    );
   });
 
   it("tells how to add servers when none is configured", () => {
@@ -105,7 +111,9 @@ describe("statusTooltip", () => {
 
 describe("shared folders", () => {
   it("counts a folder shared with two servers once", () => {
-    expect(sharedFolderCount([server({ id: "a", sharedRoots: [acme] }), server({ id: "b", sharedRoots: [acme, api] })])).toBe(2);
+    expect(
+      sharedFolderCount([server({ id: "a", sharedRoots: [acme] }), server({ id: "b", sharedRoots: [acme, api] })]),
+    ).toBe(2);
   });
 
   it("names a folder without a name by the last segment of its path", () => {
@@ -117,13 +125,20 @@ describe("shared folders", () => {
 describe("status picker texts", () => {
   it("describes a server by state and protocol revision", () => {
     const texts = serverPickTexts(
-      server({ id: "fs", label: "Files", protocolVersion: "2025-11-25", sharedRoots: [acme, { uri: "file:///srv/data" }] }),
+      server({
+        id: "fs",
+        label: "Files",
+        protocolVersion: "2025-11-25",
+        sharedRoots: [acme, { uri: "file:///srv/data" }],
+      }),
     );
     expect(texts).toEqual({ label: "Files", description: "running · 2025-11-25", detail: "shares acme, data" });
   });
 
   it("says no folders are shared and gives the last error", () => {
-    const texts = serverPickTexts(server({ id: "web", state: "awaitingTrust", lastError: "It crashed.\nSee the log." }));
+    const texts = serverPickTexts(
+      server({ id: "web", state: "awaitingTrust", lastError: "It crashed.\nSee the log." }),
+    );
     expect(texts.description).toBe("awaiting trust");
     expect(texts.detail).toBe("no folders shared — last error: It crashed. See the log.");
   });
@@ -176,7 +191,13 @@ describe("waitsForServer", () => {
 describe("server texts with icon syntax", () => {
   it("does not let a server's label, version or error render icons in the picker", () => {
     const texts = serverPickTexts(
-      server({ id: "x", label: "$(pass) Safe", protocolVersion: "$(check)", state: "failed", lastError: "$(key) enter" }),
+      server({
+        id: "x",
+        label: "$(pass) Safe",
+        protocolVersion: "$(check)",
+        state: "failed",
+        lastError: "$(key) enter",
+      }),
     );
     expect(texts.label).toBe("$\u200b(pass) Safe");
     expect(texts.description).not.toContain("$(");
@@ -202,7 +223,9 @@ describe("folders visible through a shared folder", () => {
   });
 
   it("says so in the status bar tooltip after the shared folders", () => {
-    expect(statusTooltip({ kind: "running" }, [nested])).toContain("- **Files** — running; shares acme; ui visible through acme");
+    expect(statusTooltip({ kind: "running" }, [nested])).toContain(
+      "- **Files** — running; shares acme; ui visible through acme",
+    );
   });
 
   it("says so in the status picker's detail", () => {

@@ -207,7 +207,9 @@ describe("serverRows", () => {
       throw new Error("MCP server 'fs' is not running; restart it.");
     });
     await pager.load();
-    expect(serverRows(pager, noTemplates)).toEqual([{ kind: "error", text: "MCP server 'fs' is not running; restart it." }]);
+    expect(serverRows(pager, noTemplates)).toEqual([
+      { kind: "error", text: "MCP server 'fs' is not running; restart it." },
+    ]);
   });
 
   it("says so when a server lists nothing", async () => {

@@ -32,7 +32,11 @@ import { errorMessage } from "./text";
 /** Declares `experimental.hostBridge.consentUi`: this editor answers `hostBridge/askConsent`. */
 const consentUiFeature: StaticFeature = {
   fillClientCapabilities(capabilities) {
-    capabilities.experimental = { ...(capabilities.experimental ?? {}), hostBridge: { consentUi: true } };
+    const experimental: unknown = capabilities.experimental;
+    capabilities.experimental = {
+      ...(typeof experimental === "object" && experimental !== null ? experimental : {}),
+      hostBridge: { consentUi: true },
+    };
   },
   initialize() {},
   getState() {
@@ -65,11 +69,10 @@ export class Sidecar implements vscode.Disposable {
   private readonly queue = new LifecycleQueue();
   private readonly crashes = new CrashPolicy();
   private readonly stderr = new LineRing();
-  private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
 
   constructor(private readonly ctx: Ctx) {
-    this.disposables.push(
+    ctx.pushExtCleanup(
       vscode.workspace.onDidChangeConfiguration((event) => {
         switch (settingsChange((setting) => event.affectsConfiguration(setting))) {
           case "restart":
@@ -150,17 +153,19 @@ export class Sidecar implements vscode.Disposable {
     this.client = client;
     this.everRunning = false;
     this.ctx.attach(client);
-    client.onDidChangeState(({ newState }) => {
-      if (this.client !== client) {
-        return;
-      }
-      if (newState === State.Running) {
-        this.everRunning = true;
-        this.ctx.setState({ kind: "running" });
-      } else if (newState === State.Starting) {
-        this.ctx.setState({ kind: "starting" });
-      }
-    });
+    this.ctx.pushClientCleanup(
+      client.onDidChangeState(({ newState }) => {
+        if (this.client !== client) {
+          return;
+        }
+        if (newState === State.Running) {
+          this.everRunning = true;
+          this.ctx.setState({ kind: "running" });
+        } else if (newState === State.Starting) {
+          this.ctx.setState({ kind: "starting" });
+        }
+      }),
+    );
     try {
       await client.start();
     } catch (error) {
@@ -241,15 +246,13 @@ export class Sidecar implements vscode.Disposable {
   private fail(reason: string): void {
     this.ctx.log.error(reason);
     this.ctx.setState({ kind: "failed", reason });
-    void vscode.window
-      .showErrorMessage(`MCP Host Bridge: ${reason}`, "Restart", "Show Log")
-      .then((choice) => {
-        if (choice === "Restart") {
-          void this.restart();
-        } else if (choice === "Show Log") {
-          this.ctx.log.show();
-        }
-      });
+    void vscode.window.showErrorMessage(`MCP Host Bridge: ${reason}`, "Restart", "Show Log").then((choice) => {
+      if (choice === "Restart") {
+        void this.restart();
+      } else if (choice === "Show Log") {
+        this.ctx.log.show();
+      }
+    });
   }
 
   private async stopNow(): Promise<void> {
@@ -269,6 +272,7 @@ export class Sidecar implements vscode.Disposable {
       this.ctx.log.warn(`stopping the sidecar: ${errorMessage(error)}`);
     }
     await client.dispose().catch(() => undefined);
+    this.ctx.endClientLifetime();
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       child.kill();
     }
@@ -280,10 +284,8 @@ export class Sidecar implements vscode.Disposable {
     await this.queue.run(() => this.stopNow());
   }
 
+  /** Stop the sidecar; the settings and trust listeners end with the extension's lifetime ({@link Ctx}). */
   dispose(): void {
-    for (const item of this.disposables.splice(0)) {
-      item.dispose();
-    }
     void this.stop();
   }
 }

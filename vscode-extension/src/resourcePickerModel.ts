@@ -1,0 +1,196 @@
+// The resource picker's logic without the vscode API: its quick pick items (made once per row, so replacing the
+// list stays cheap), which item stays highlighted when the list is replaced, its placeholder, the paging of a
+// listing, and how often the list is redrawn while pages arrive. resourcePicker.ts drives the quick pick.
+import type * as vscode from "vscode";
+import type * as protocol from "./protocol";
+import { type Row, type RowText, resourceText, templateText, withServer } from "./resourceModel";
+import { noIcons } from "./text";
+
+/** A quick pick item showing one row of the catalog. */
+export interface RowItem extends vscode.QuickPickItem {
+  readonly row: Row;
+}
+
+/** What the picker answers: a resource, or a template whose arguments are asked next. */
+export type Choice = Extract<Row, { kind: "resource" | "template" }>;
+
+/** The filter's placeholder while the picker lists or shows resources. */
+export const FILTER_PLACEHOLDER = "Filter by title, name, URI or description";
+
+/** The warning shown when the sidecar hands out a cursor it handed out before. */
+export const REPEATED_PAGE_WARNING = "The host bridge repeated a page of resources; the list may be incomplete.";
+
+/** Quick pick items for catalog rows, made once per resource so replacing the list stays cheap. */
+export class RowItems {
+  private readonly byItem = new WeakMap<object, RowItem>();
+  /** The same rows naming their server, for while the user filters (the separators are gone then). */
+  private readonly byItemNamed = new WeakMap<object, RowItem>();
+  private readonly separators = new Map<string, RowItem>();
+  private readonly warnings = new Map<string, RowItem>();
+
+  /** `separatorKind` is `vscode.QuickPickItemKind.Separator`, passed in so that this module needs no vscode. */
+  constructor(private readonly separatorKind: vscode.QuickPickItemKind) {}
+
+  /** The item for `row`; with `serverLabel`, resources and templates name their server in the description. */
+  itemFor(row: Row, serverLabel?: (server: string) => string): RowItem {
+    switch (row.kind) {
+      case "separator":
+        return this.cached(this.separators, `${row.server}\n${row.label}`, () => ({
+          row,
+          label: noIcons(row.label),
+          kind: this.separatorKind,
+        }));
+      case "warning":
+        return this.cached(this.warnings, row.text, () => ({
+          row,
+          label: `$(warning) ${noIcons(row.text)}`,
+          detail: "Select to show the log.",
+          alwaysShow: true,
+        }));
+      case "resource":
+        return this.textItem(row, row.item, () => resourceText(row.item), "", serverLabel);
+      case "template":
+        return this.textItem(row, row.item, () => templateText(row.item), "$(symbol-variable) ", serverLabel);
+    }
+  }
+
+  private textItem(
+    row: Row,
+    key: protocol.ResourceItem | protocol.TemplateItem,
+    text: () => RowText,
+    icon: string,
+    serverLabel: ((server: string) => string) | undefined,
+  ): RowItem {
+    const cache = serverLabel === undefined ? this.byItem : this.byItemNamed;
+    let item = cache.get(key);
+    if (item === undefined) {
+      const shown = serverLabel === undefined ? text() : withServer(text(), serverLabel(key.server));
+      item = { row, label: `${icon}${shown.label}`, description: shown.description, detail: shown.detail };
+      cache.set(key, item);
+    }
+    return item;
+  }
+
+  private cached(map: Map<string, RowItem>, key: string, make: () => RowItem): RowItem {
+    let item = map.get(key);
+    if (item === undefined) {
+      item = make();
+      map.set(key, item);
+    }
+    return item;
+  }
+}
+
+/** Whether two rows show the same resource, template, warning or separator (also across a re-listing). */
+export function sameEntry(a: Row, b: Row): boolean {
+  switch (a.kind) {
+    case "resource":
+      return b.kind === "resource" && b.item.server === a.item.server && b.item.uri === a.item.uri;
+    case "template":
+      return b.kind === "template" && b.item.server === a.item.server && b.item.uriTemplate === a.item.uriTemplate;
+    case "warning":
+      return b.kind === "warning" && b.text === a.text;
+    case "separator":
+      return b.kind === "separator" && b.server === a.server;
+  }
+}
+
+/**
+ * The item to highlight after the list was replaced by `shown` (replacing it moves the highlight to the top):
+ * the entry that was highlighted (`active`, also when swapped for the variant naming its server, or re-listed),
+ * never a warning, so Enter opens a resource. When that entry is gone, an empty `filter` starts again on the
+ * first resource or template; `undefined` leaves the highlight where the quick pick puts it.
+ */
+export function itemToHighlight<T extends { readonly row: Row }>(
+  shown: readonly T[],
+  active: T | undefined,
+  filter: string,
+): T | undefined {
+  const kept = active === undefined ? undefined : shown.find((item) => sameEntry(item.row, active.row));
+  if (kept !== undefined && kept.row.kind !== "warning") {
+    return kept;
+  }
+  if (filter === "") {
+    return shown.find((item) => item.row.kind === "resource" || item.row.kind === "template");
+  }
+  return undefined;
+}
+
+/** The placeholder: the filter's while listing or when there is something to show, else why the list is empty. */
+export function pickerPlaceholder(loading: boolean, entries: number, warnings: number): string {
+  if (loading || entries > 0) {
+    return FILTER_PLACEHOLDER;
+  }
+  return warnings > 0
+    ? "No resources could be listed; see the warnings above."
+    : 'No MCP server offers resources right now. Run "MCP: Show Server Status" to see why.';
+}
+
+/** How a paged listing ended: after its last page, on a cursor seen before, or because it was cancelled. */
+export type ListingEnd = "done" | "repeated" | "cancelled";
+
+/**
+ * Fetch every page of resources for `params`, handing each to `onPage` as it comes, until the last one, a
+ * cursor that was handed out before (the listing would never end), or `cancelled()` after a fetch.
+ */
+export async function listAllPages(
+  fetch: (params: protocol.ListResourcesParams) => Promise<protocol.ResourcePage>,
+  params: protocol.ListResourcesParams,
+  onPage: (page: protocol.ResourcePage) => void,
+  cancelled: () => boolean,
+): Promise<ListingEnd> {
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await fetch(cursor === undefined ? params : { ...params, cursor });
+    if (cancelled()) {
+      return "cancelled";
+    }
+    onPage(page);
+    cursor = page.nextCursor;
+    if (cursor !== undefined && seen.has(cursor)) {
+      return "repeated";
+    }
+    if (cursor !== undefined) {
+      seen.add(cursor);
+    }
+  } while (cursor !== undefined);
+  return "done";
+}
+
+/**
+ * Runs `run` at most once per `intervalMs` when asked with {@link schedule} (while pages keep arriving, since
+ * every replacement of a quick pick's items sends the whole list to the renderer), or at once with {@link now}.
+ */
+export class Throttle {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private last = 0;
+
+  constructor(
+    private readonly run: () => void,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Run now; a scheduled run is dropped (this one covers it). */
+  now(): void {
+    this.cancel();
+    this.last = Date.now();
+    this.run();
+  }
+
+  /** Run once `intervalMs` has passed since the last run, unless a run is scheduled already. */
+  schedule(): void {
+    if (this.timer !== undefined) {
+      return;
+    }
+    this.timer = setTimeout(() => this.now(), Math.max(0, this.last + this.intervalMs - Date.now()));
+  }
+
+  /** Drop a scheduled run. */
+  cancel(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
