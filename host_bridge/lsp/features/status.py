@@ -7,7 +7,7 @@ from typing import Any
 from host_bridge.lsp import methods
 from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
-STATUS_WAIT = 0.8
+STATUS_WAIT = 0.5
 """Seconds ``hostBridge/status`` waits for the first reading of the workspace before answering with what is known."""
 
 
@@ -17,14 +17,17 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.STATUS)
     @rpc_errors
     async def status(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+
+        if not ls.core_started:
+            await ls.ready_core()  # the error saying initialize/initialized come first
+        # While the core is still being imported (in a worker) nothing is configured: answer at once, importing
+        # nothing (the import lock would make this wait for the whole import).
+        core = await ls.core_within(STATUS_WAIT) if ls.core is not None else None
+        if core is None:
+            return {"servers": [], "candidates": [], "ready": False}
         from host_bridge.lsp.protocol import StatusParams, StatusResult
 
         StatusParams.model_validate(params_dict(params))
-        if not ls.core_started:
-            await ls.ready_core()  # the error saying initialize/initialized come first
-        core = await ls.core_within(STATUS_WAIT)
-        if core is None:
-            return {"servers": [], "candidates": [], "ready": False}  # still importing: nothing is configured yet
         return StatusResult(
             servers=tuple(core.hub.statuses()), candidates=core.registry.candidates, ready=ls.ready.is_set()
         ).to_wire()
