@@ -287,7 +287,8 @@ def policy_for_launch(
     workspace_folders: Iterable[str | Path] = (),
     platform: str | None = None,
 ) -> SandboxPolicy:
-    """The policy for starting ``executable`` (already resolved on the server's ``PATH``) with ``args``.
+    """The policy for starting ``executable`` (resolved on the server's ``PATH``; a bare name is looked up there) with
+    ``args``.
 
     ``cwd`` and ``env`` are the server's own (``env`` is the full environment it will get; ``PATH`` there finds a
     script's interpreter). ``shared_folders`` are its consented folders (read-write), ``home`` the user's home,
@@ -327,8 +328,11 @@ def policy_for_launch(
         writable += [PathGrant(path=p, kind="device", why="a device") for p in LINUX_DEVICES]
 
     runtime = _Runtime(home_path, env, cwd)
-    runtime.add_executable(Path(os.path.abspath(executable)), depth=0)
-    runtime.add_program_files(Path(os.path.abspath(executable)).name, args)
+    program = str(executable)
+    if os.sep not in program:
+        program = shutil.which(program, path=env.get("PATH", os.defpath)) or program
+    runtime.add_executable(Path(os.path.abspath(program)), depth=0)
+    runtime.add_program_files(Path(program).name, args)
     readable += runtime.read
     writable += runtime.write
     readable += [
