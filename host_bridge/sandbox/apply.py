@@ -8,6 +8,7 @@ server, and the wrappers ``exec`` the server in their own place.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import sys
@@ -32,7 +33,7 @@ class SandboxPreexec:
     the policy's computation and the start is what gets the rule. A path that does not exist is skipped. Any other
     failure aborts the start: the child writes the reason to its stderr and to memory shared with the parent, and
     raises, so ``subprocess`` raises ``SubprocessError`` in the parent; :meth:`failure` then gives the reason as a
-    :class:`SandboxStartError`. The server never runs unconfined when its policy is enforced.
+    :class:`SandboxStartError`. The server never runs unconfined when its policy is enforced. Use one per start.
     """
 
     def __init__(self, policy: SandboxPolicy, then: Callable[[], None] | None = None) -> None:
@@ -54,7 +55,8 @@ class SandboxPreexec:
             data = message.encode("utf-8", "replace")[: _FAILURE_BYTES - 4]
             self._shared[:4] = len(data).to_bytes(4, "little")
             self._shared[4 : 4 + len(data)] = data
-            os.write(2, data + b"\n")
+            with contextlib.suppress(OSError):
+                os.write(2, data + b"\n")
             raise
         if self._then is not None:
             self._then()
