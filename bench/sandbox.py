@@ -3,7 +3,9 @@
 For each server: the time from starting the process to having its ``initialize`` answer and sending
 ``notifications/initialized``, over raw stdio. Sandboxed runs include everything the sandbox adds: computing the
 policy (file system lookups), making the private temp folder, and the ``preexec_fn`` that builds the ruleset in the
-child; both sides get the hub's parent-death signal. The runs alternate, so drift on a shared machine hits both.
+child; both sides get the hub's parent-death signal. The runs alternate, so drift on a shared machine hits both;
+the ratio of the server's CPU time (user + system) is printed beside the wall-clock ratio, as it moves less with the
+machine's load.
 The wrapper (``python -m host_bridge.sandbox.run``) is timed too, for hosts that cannot pass a ``preexec_fn``: it
 adds an interpreter start. Target: sandboxed / unsandboxed ≤ 1.10 with the ``preexec_fn``.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,8 +57,10 @@ Prepared = tuple[str, list[str], dict[str, str], Callable[[], None]]
 """What to start: command, arguments, environment and ``preexec_fn``."""
 
 
-def start_to_initialized(prepare: Callable[[], Prepared]) -> float:
-    """Seconds from the start (``prepare`` included) to ``initialized`` sent; the server is then stopped."""
+def start_to_initialized(prepare: Callable[[], Prepared]) -> tuple[float, float]:
+    """Seconds from the start (``prepare`` included) to ``initialized`` sent, and the CPU seconds the server used
+    in all (user + system, until it exited after stdin closed); the server is then stopped."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     command, args, env, preexec = prepare()
     process = subprocess.Popen(
@@ -89,7 +94,8 @@ def start_to_initialized(prepare: Callable[[], Prepared]) -> float:
             process.kill()
             process.wait()
         process.stdout.close()
-    return elapsed
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def main() -> None:
@@ -120,10 +126,15 @@ def main() -> None:
         )
         for server in servers:
             median = measure(server, shared=shared, home=home, scratch=scratch, repeat=options.repeat)
+            (plain, plain_cpu), (sandboxed, sandboxed_cpu), (runner, runner_cpu) = (
+                median["plain"],
+                median["preexec_fn"],
+                median["runner"],
+            )
             print(
-                f"{server.name}: unsandboxed {median['plain']:.3f}, sandboxed {median['preexec_fn']:.3f} "
-                f"→ ratio {median['preexec_fn'] / median['plain']:.3f} (target ≤ 1.10); "
-                f"through the runner {median['runner']:.3f} → ratio {median['runner'] / median['plain']:.3f}"
+                f"{server.name}: unsandboxed {plain:.3f}, sandboxed {sandboxed:.3f} → ratio {sandboxed / plain:.3f} "
+                f"(target ≤ 1.10; CPU {sandboxed_cpu / plain_cpu:.3f}); through the runner {runner:.3f} → ratio "
+                f"{runner / plain:.3f} (CPU {runner_cpu / plain_cpu:.3f})"
             )
 
 
@@ -153,8 +164,9 @@ def fixed_cost(server: Server, *, shared: Path, home: str, scratch: str) -> tupl
     return milliseconds[0], milliseconds[1], milliseconds[2]
 
 
-def measure(server: Server, *, shared: Path, home: str, scratch: str, repeat: int) -> dict[str, float]:
-    """Median start times of ``server``: without the sandbox, with the ``preexec_fn``, and through the runner."""
+def measure(server: Server, *, shared: Path, home: str, scratch: str, repeat: int) -> dict[str, tuple[float, float]]:
+    """Median start times and CPU times of ``server``: without the sandbox, with the ``preexec_fn``, and through the
+    runner."""
     args = [arg.replace("{shared}", str(shared)) for arg in server.args]
     env = dict(os.environ)
 
@@ -171,12 +183,15 @@ def measure(server: Server, *, shared: Path, home: str, scratch: str, repeat: in
         return launch.command, launch.args, launch.env, launch.preexec_fn
 
     start_to_initialized(plain)  # warm the page cache
-    times: dict[str, list[float]] = {"plain": [], "preexec_fn": [], "runner": []}
+    times: dict[str, list[tuple[float, float]]] = {"plain": [], "preexec_fn": [], "runner": []}
     for _ in range(repeat):
         times["plain"].append(start_to_initialized(plain))
         times["preexec_fn"].append(start_to_initialized(lambda: sandboxed(False)))
         times["runner"].append(start_to_initialized(lambda: sandboxed(True)))
-    return {kind: statistics.median(values) for kind, values in times.items()}
+    return {
+        kind: (statistics.median(t[0] for t in values), statistics.median(t[1] for t in values))
+        for kind, values in times.items()
+    }
 
 
 if __name__ == "__main__":
