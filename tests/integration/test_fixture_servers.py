@@ -341,3 +341,22 @@ async def test_raw_version_server_with_an_unknown_version_fails_the_handshake(er
             pass
 
     assert failed.group_contains(RuntimeError, match="2099-01-01", depth=2)
+
+
+async def test_sandbox_probe_reports_each_attempt_with_its_errno_and_logs_startup_failures(
+    errlog: TextIO, tmp_path: Path
+) -> None:
+    present = tmp_path / "present.txt"
+    present.write_text("x")
+    missing = tmp_path / "missing.txt"
+    async with connect(errlog, "sandbox_probe.py", "--startup-read", str(missing)) as client:
+        result = await client.call_tool(
+            "probe", {"read": [str(present), str(missing)], "write": [str(tmp_path / "w.txt")], "list": [str(tmp_path)]}
+        )
+
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    outcomes = [(o["op"], o["ok"], o["errno"]) for o in json.loads(content.text)]
+    assert outcomes == [("read", True, None), ("read", False, 2), ("write", True, None), ("list", True, None)]
+    errlog.seek(0)
+    assert f"FileNotFoundError: [Errno 2] No such file or directory: '{missing}'" in errlog.read()
