@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BridgeClient, folder_uri, options, peer_server
 from lsprotocol import types
-from processes import alive, servers_of
 from pygls.exceptions import JsonRpcException
+from support.folders import folder_uri
+from support.processes import alive, servers_of
+from support.servers import peer_server
+from support.sidecar import BridgeClient, allow_only, options
 
 UPDATED = "[fs] Updated allowed directories from MCP roots: "
-
-
 
 
 def status_of(client: BridgeClient, server_id: str) -> dict[str, Any] | None:
@@ -32,17 +32,6 @@ def state_of(client: BridgeClient, server_id: str) -> str | None:
 def shared(client: BridgeClient, server_id: str) -> list[str]:
     status = status_of(client, server_id)
     return [r["uri"] for r in status["sharedRoots"]] if status else []
-
-
-def allow_only(uri: str) -> Any:
-    def answer(params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {"uri": r["uri"], "decision": "allow" if r["uri"] == uri else "deny"} for r in params["roots"]
-            ]
-        }
-
-    return answer
 
 
 async def start_sharing_only_the_first(client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]) -> None:
@@ -149,13 +138,7 @@ async def test_a_folder_added_by_the_editor_is_asked_about_and_reaches_the_serve
     await client.until(lambda: client.logs(UPDATED)[-1:] == [UPDATED + "1 valid directories"])
 
     for _ in range(5):
-        client.workspace_did_change_workspace_folders(
-            types.DidChangeWorkspaceFoldersParams(
-                event=types.WorkspaceFoldersChangeEvent(
-                    added=[types.WorkspaceFolder(uri=folder_uri(second), name=second.name)], removed=[]
-                )
-            )
-        )
+        client.add_folder(second)
 
     await client.until(lambda: client.logs(UPDATED)[-1:] == [UPDATED + "2 valid directories"])
     assert len(client.asks) == 2

@@ -10,17 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    BridgeClient,
-    EditorRefusal,
-    another_sidecar,
-    folder_uri,
-    options,
-    recorded_roots,
-    roots_recorder,
-    until_recorded,
-)
 from lsprotocol import types
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
+from support.servers import roots_recorder
+from support.sidecar import BridgeClient, EditorRefusal, another_sidecar, options
 
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
@@ -245,13 +239,7 @@ async def test_decisions_about_folders_that_were_not_asked_about_are_ignored_whe
     client.answer_consent = lambda params: {
         "decisions": [{"uri": r["uri"], "decision": "deny"} for r in params["roots"]]
     }
-    client.workspace_did_change_workspace_folders(
-        types.DidChangeWorkspaceFoldersParams(
-            event=types.WorkspaceFoldersChangeEvent(
-                added=[types.WorkspaceFolder(uri=folder_uri(second), name=second.name)], removed=[]
-            )
-        )
-    )
+    client.add_folder(second)
     await client.until(lambda: len(client.asks) == 2)
     assert [r["uri"] for r in client.asks[1]["roots"]] == [folder_uri(second)], "the stray allow was not recorded"
     assert all(answer == [] for answer in recorded_roots(record))

@@ -1,4 +1,4 @@
-"""How the sidecar ends, and that no MCP server process outlives it however it ends (security matrix H1)."""
+"""How the sidecar ends, and that no MCP server process outlives it however it ends (docs/security.md H1)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import BridgeClient, roots_recorder
-from processes import alive, reapers_of, servers_of, until_gone
-from test_sidecar_faults import RawSidecar, record_line, resources_server, state_of
+from support.processes import alive, reapers_of, servers_of, until_gone
+from support.raw_sidecar import RawSidecar
+from support.records import record_line
+from support.servers import resources_server, roots_recorder
+from support.sidecar import BridgeClient, state_of
 
 from host_bridge.lsp.server import STOP_TIMEOUT
 

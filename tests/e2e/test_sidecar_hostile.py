@@ -1,4 +1,4 @@
-"""A hostile repository opened in the editor (security matrix F): whatever it holds, the real sidecar keeps
+"""A hostile repository opened in the editor (docs/security.md, section F): whatever it holds, the real sidecar keeps
 answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is one clear
 problem, and no git process is left behind."""
 
@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WAIT, BridgeClient, options, recorded_roots, roots_recorder
 from lsprotocol import types
+from support.records import recorded_roots
+from support.servers import roots_recorder
+from support.sidecar import WAIT, BridgeClient, options
 
 STATUS_WITHIN = 1.0
 """Seconds every ``hostBridge/status`` may take while the attack runs."""

@@ -1,31 +1,21 @@
 """Consent that means exactly what the user said (issue 11), through real sidecars, real server-filesystem and real
 files: one identity per server, one truth across windows, decisions that cannot be saved, live config files,
-retargeted symlinks and folders visible through a shared parent (security matrix G1–G4, A9, B7)."""
+retargeted symlinks and folders visible through a shared parent (docs/security.md G1–G4, A9, B7)."""
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    WAIT,
-    BridgeClient,
-    another_sidecar,
-    folder_uri,
-    options,
-    peer_server,
-    recorded_roots,
-    roots_recorder,
-    until_recorded,
-)
 from lsprotocol import types
+from support.consent_store import lock_held
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
+from support.servers import peer_server, roots_recorder
+from support.sidecar import WAIT, BridgeClient, allow_all, another_sidecar, options
 
 from host_bridge.uris import path_to_uri
 
@@ -41,21 +31,6 @@ def updates(client: BridgeClient, server_id: str) -> list[str]:
 
 def status_of(client: BridgeClient, server_id: str) -> dict[str, Any]:
     return next(s for s in reversed(client.statuses) if s["id"] == server_id)
-
-
-def allow_all(params: dict[str, Any]) -> dict[str, Any]:
-    return {"decisions": [{"uri": r["uri"], "decision": "allow"} for r in params["roots"]]}
-
-
-@contextmanager
-def lock_held(storage: Path) -> Iterator[None]:
-    """Hold the consent store's lock as a stuck window would."""
-    fd = os.open(storage / "consent.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.asyncio

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.processes import processes_inside
 
 from host_bridge.uris import canonical_path, path_to_uri
 
@@ -54,22 +55,6 @@ def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Pa
     assert result.stdout.splitlines()[0].split() == ["NAME", "KINDS", "MARKERS", "PATH"]
     assert "  app-core" in result.stdout and "Cargo.toml" in result.stdout
     assert "vscode-remote" in result.stderr and "not supported" in result.stderr
-
-
-def processes_inside(root: Path) -> list[str]:
-    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
-    found: list[str] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(f"{entry.name}: {command}")
-    return found
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /proc")

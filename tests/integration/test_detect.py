@@ -1,4 +1,4 @@
-"""Candidate detection on real folders and real git repositories (matrix rows A10, A11)."""
+"""Candidate detection on real folders and real git repositories (docs/security.md A10, A11, F1–F4, F7)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from support.folders import Git, Repo, Tree
+from support.processes import processes_inside
 
 from host_bridge.uris import parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect, root_for_file
 from host_bridge.workspace.models import Candidate, Detection, DetectionSettings, WorkspaceFolder
 from host_bridge.workspace.repository import GitTimedOut, run_git
-
-Git = Callable[..., str]
-Tree = Callable[[Path, Mapping[str, str]], Path]
-Repo = Callable[..., Path]
 
 _T = TypeVar("_T")
 
@@ -449,25 +447,9 @@ def test_a_missing_git_executable_gives_a_notice_and_the_folder_is_walked(
     assert str(root) in message
 
 
-# --- What a repository controls is hostile (matrix F1–F4, F7) ---
+# What a repository controls is hostile (docs/security.md F1–F4, F7).
 
 Fifos = Callable[[Path], Path]
-
-
-def processes_inside(root: Path) -> list[str]:
-    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
-    found: list[str] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(f"{entry.name}: {command}")
-    return found
 
 
 @pytest.fixture

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_harness import Harness, configs, folder_candidate, peer_server, running_hub
 from mcp import Client
+from support.folders import folder_candidate
+from support.hub_harness import Harness, configs, running_hub
+from support.servers import peer_server
 
 from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit

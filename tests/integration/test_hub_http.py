@@ -1,4 +1,4 @@
-"""Streamable HTTP servers through the real hub: the basics in both eras, matrix rows D1–D4 and H2.
+"""Streamable HTTP servers through the real hub: the basics in both eras, docs/security.md D1–D4 and H2.
 
 Fixture servers are real processes on 127.0.0.1 (``tests/servers/http_server.py``, ``tests/servers/http_stub.py``);
 each test waits for ``{"listening": port}`` in the fixture's record file and always kills the process afterwards.
@@ -7,7 +7,6 @@ each test waits for ``{"listening": port}`` in the fixture's record file and alw
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -19,7 +18,9 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from hub_harness import SERVERS, Harness, PeakGrowth, configs, running_hub
+from support.hub_harness import Harness, PeakGrowth, configs, running_hub
+from support.paths import SERVERS
+from support.records import POLL, recorded
 
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import ResourceNotFoundError, UpstreamError
@@ -30,22 +31,9 @@ QUICK = ConnectionSettings(initialize_timeout=5, request_timeout=2, backoff_init
 START_TIMEOUT = 20.0
 """Seconds a fixture process has to start listening (importing the SDK takes a while on a busy machine)."""
 WAIT = 15.0
-POLL = 0.02
 SERVER_ID = "web"
 ITEM_TEMPLATE = "test://items/{category}/{id}"
 SEARCH_TEMPLATE = "test://search{?q}"
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines a fixture recorded so far."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def recorded(path: Path, key: str) -> list[Any]:
-    """The values of ``key`` in the recorded lines, in order."""
-    return [entry[key] for entry in records(path) if key in entry]
 
 
 def http_entry(port: int, path: str = "/mcp") -> dict[str, Any]:

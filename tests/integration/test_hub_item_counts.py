@@ -1,4 +1,4 @@
-"""Answers with too many items, through the real hub and stdio transport (security matrix H2).
+"""Answers with too many items, through the real hub and stdio transport (docs/security.md H2).
 
 The fixture (``resources_server.py --fault many-items``) answers listings and reads with 200 000 tiny items in one
 piece, a few MB of JSON. The SDK would validate them into 200 000 pydantic models before the broker saw them; the
@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_harness import PeakGrowth, configs, python_server, running_hub
+from support.hub_harness import PeakGrowth, configs, running_hub
+from support.servers import python_server
 
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import UpstreamError

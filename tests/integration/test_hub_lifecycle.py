@@ -1,5 +1,5 @@
-"""Server processes and protocol faults through the real hub: matrix rows C1–C5, C9–C13, C17, C18, C23,
-and every protocol revision the SDK negotiates."""
+"""Server processes and protocol faults through the real hub (docs/security.md C1–C5, C9–C13, C17, C18, C23), and
+every protocol revision the SDK negotiates."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from hub_harness import configs, folder_candidate, python_server, running_hub
 from mcp import MCPError
+from support.folders import folder_candidate
+from support.hub_harness import configs, running_hub
+from support.processes import alive
+from support.records import recorded_roots, records
+from support.servers import python_server
 
 from host_bridge.hub.config import load_servers
 from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
@@ -25,16 +28,6 @@ pytestmark = pytest.mark.anyio
 QUICK = ConnectionSettings(
     initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, max_crashes=5, crash_window=180
 )
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def root_answers(path: Path) -> list[list[str]]:
-    return [[r["uri"] for r in rec["roots"]] for rec in records(path) if "roots" in rec]
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
@@ -50,8 +43,8 @@ async def test_a_server_pinned_to_each_handshake_revision_connects_and_receives_
         assert h.hub.connection("rec").protocol_version == version
         h.allow("rec", folder)
         expected = [path_to_uri(canonical_path(folder))]
-        await h.recorder.wait_for(lambda: expected in root_answers(record), poll=0.05)
-        assert all(uri in (expected[0],) for answer in root_answers(record) for uri in answer)
+        await h.recorder.wait_for(lambda: expected in recorded_roots(record), poll=0.05)
+        assert all(uri in (expected[0],) for answer in recorded_roots(record) for uri in answer)
 
 
 async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_path: Path) -> None:
@@ -66,7 +59,7 @@ async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_
         await h.recorder.wait_for(lambda: bool(h.registry.roots_for("rec")))
         result = await h.hub.broker.read("rec", "recorder://roots/latest")
         assert path_to_uri(canonical_path(folder)) in (result.contents[0].text or "")
-        assert [path_to_uri(canonical_path(folder))] in root_answers(record)
+        assert [path_to_uri(canonical_path(folder))] in recorded_roots(record)
 
 
 async def test_an_unsupported_revision_fails_once_naming_both_versions_without_restarting(tmp_path: Path) -> None:
@@ -227,23 +220,11 @@ async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path:
     (pids,) = [r for r in records(record) if "grandchild" in r]
     try:
         for pid in (pids["grandchild"], pids["server"]):
-            assert not _alive(pid), f"process {pid} survived the stop"
+            assert not alive(pid), f"process {pid} survived the stop"
     finally:
         for pid in (pids["grandchild"], pids["server"]):
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 async def test_roots_list_changed_is_sent_only_to_the_server_whose_roots_changed(tmp_path: Path) -> None:

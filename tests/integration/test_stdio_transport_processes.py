@@ -1,4 +1,5 @@
-"""The stdio transport with real child processes: framing, the line cap (C9), stderr and the process group."""
+"""The stdio transport with real child processes: framing, the line cap (docs/security.md C9), stderr and the process
+group."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import anyio.to_thread
 import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
+from support.processes import alive
 
 from host_bridge.hub import process_groups
 from host_bridge.hub.stdio_transport import stdio_transport
@@ -21,15 +23,6 @@ from host_bridge.hub.stdio_transport import stdio_transport
 pytestmark = pytest.mark.anyio
 
 HELLO = '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}'
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 def child(body: str) -> list[str]:
@@ -86,7 +79,7 @@ async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_g
         # The grandchild held stderr too; end-of-file proves the whole process group was ended.
         assert await anyio.to_thread.run_sync(os.read, read_fd, 100) == b""
     os.close(read_fd)
-    assert not running(int(pid_file.read_text())), "a zombie left for init to reap is not running"
+    assert not alive(int(pid_file.read_text())), "a zombie left for init to reap is not running"
 
 
 async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_end() -> None:
@@ -148,5 +141,5 @@ async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(
     assert finished.returncode == 0, finished.stderr
     leader = int(pid_file.read_text())
     with anyio.fail_after(5):
-        while running(leader):
+        while alive(leader):
             await anyio.sleep(0.02)

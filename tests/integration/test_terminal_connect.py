@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support.paths import SERVERS
+from support.records import recorded_roots
+
 from host_bridge.uris import canonical_path, path_to_uri
 
-REPO = Path(__file__).resolve().parents[2]
-SERVERS = REPO / "tests" / "servers"
 WAIT = 60.0
 NO_TERMINAL = "no terminal to ask for consent; pass --allow PATH for each folder to share"
 
@@ -43,12 +44,6 @@ def run_connect(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         connect_command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT, check=False
     )
-
-
-def recorded_roots(record: Path) -> list[list[str]]:
-    """The URIs of every ``roots/list`` answer the recorder received, in order."""
-    lines = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return [[root["uri"] for root in line["roots"]] for line in lines if "roots" in line]
 
 
 def consent_roots(storage: Path) -> list[dict[str, Any]]:

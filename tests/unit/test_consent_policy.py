@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from support.consent_store import lock_held
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import ServerIdentity
@@ -44,18 +41,6 @@ def policy_over(storage: Path, *, lock_timeout: float = 5.0) -> ConsentPolicy:
     store = ConsentStore(storage, lock_timeout=lock_timeout)
     store.load()
     return ConsentPolicy(store)
-
-
-@contextmanager
-def lock_held(storage: Path) -> Iterator[None]:
-    """Hold the store's lock the way another window would (a separate open file description)."""
-    storage.mkdir(mode=0o700, exist_ok=True)
-    fd = os.open(storage / "consent.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture
