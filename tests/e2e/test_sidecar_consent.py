@@ -52,6 +52,7 @@ async def start_with_workspace_server(client: BridgeClient, tmp_path: Path, fold
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_trusting_through_a_message_request_starts_the_server_and_then_asks_which_folders_to_share(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -103,6 +104,7 @@ async def test_asking_about_each_folder_through_message_requests_shares_only_the
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_refusing_trust_through_a_message_request_never_starts_the_server_nor_shares_anything(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -136,6 +138,7 @@ async def test_restarting_a_server_the_user_did_not_trust_asks_for_trust_again(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_trust_and_unstarted(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:

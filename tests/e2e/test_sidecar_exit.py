@@ -22,6 +22,7 @@ from host_bridge.lsp.server import STOP_TIMEOUT
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E1", "H1")
 async def test_exit_without_shutdown_stops_every_mcp_server_and_exits_with_code_one(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -109,6 +110,7 @@ async def end_sidecar(tmp_path: Path, how: str) -> tuple[str, int, float, list[i
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E1", "E2", "H1")
 async def test_on_every_exit_path_a_server_that_ignores_sigterm_and_its_grandchild_end_before_the_sidecar_exits(
     tmp_path: Path,
 ) -> None:
@@ -129,6 +131,7 @@ async def test_on_every_exit_path_a_server_that_ignores_sigterm_and_its_grandchi
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E5", "H1")
 async def test_when_the_sidecar_is_killed_its_reaper_ends_the_servers_whole_process_group(tmp_path: Path) -> None:
     async with stubborn_tree(tmp_path) as tree:
         tree.sidecar.process.kill()

@@ -34,6 +34,7 @@ REQUEST_CANCELLED = -32800
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E6")
 async def test_cancelling_a_read_cancels_the_mcp_request_and_applies_no_late_result(
     client: BridgeClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -64,6 +65,7 @@ async def test_cancelling_a_read_cancels_the_mcp_request_and_applies_no_late_res
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("C7")
 async def test_list_changes_and_updates_of_subscribed_resources_reach_the_editor(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -126,6 +128,7 @@ async def test_a_listing_reports_work_done_progress_under_the_editors_token(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E2")
 async def test_e2_the_sidecar_exits_when_the_editor_process_dies_without_closing_the_pipe(tmp_path: Path) -> None:
     editor = await asyncio.create_subprocess_exec("sleep", "60")
     async with raw_sidecar() as sidecar:
@@ -144,6 +147,7 @@ async def test_e2_the_sidecar_exits_when_the_editor_process_dies_without_closing
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E3")
 async def test_e3_malformed_frames_are_answered_or_skipped_and_the_sidecar_keeps_answering(tmp_path: Path) -> None:
     async with raw_sidecar() as sidecar:
         await sidecar.handshake(tmp_path, {})
@@ -183,6 +187,7 @@ async def test_e3_malformed_frames_are_answered_or_skipped_and_the_sidecar_keeps
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E3")
 async def test_e3_a_huge_content_length_ends_the_connection_with_a_logged_error_without_allocating(
     tmp_path: Path,
 ) -> None:
@@ -233,6 +238,7 @@ threading.Thread(target=stray, daemon=True).start()
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E4")
 async def test_e4_stray_output_never_reaches_the_editor_stream(tmp_path: Path) -> None:
     noisy = tmp_path / "noisy.py"
     noisy.write_text(NOISY_SERVER)

@@ -116,6 +116,7 @@ async def status_answers_quickly(client: BridgeClient, until: Callable[[], bool]
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
+@pytest.mark.requirement("F1", "F2", "F3")
 async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_server(
     client: BridgeClient, tmp_path: Path, attack: Attack
 ) -> None:
@@ -138,6 +139,7 @@ async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_se
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("attack", [mcp_json_to_our_own_input, env_file_not_utf8, mcp_json_nested_100_000_deep])
+@pytest.mark.requirement("F1")
 async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the_file(
     client: BridgeClient, tmp_path: Path, attack: Attack
 ) -> None:
@@ -154,6 +156,7 @@ async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F6")
 async def test_hundreds_of_repository_servers_give_one_batched_bounded_trust_prompt(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -177,6 +180,7 @@ async def test_hundreds_of_repository_servers_give_one_batched_bounded_trust_pro
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E3")
 async def test_a_request_without_params_and_a_second_initialize_get_clear_answers(
     client: BridgeClient, tmp_path: Path
 ) -> None:

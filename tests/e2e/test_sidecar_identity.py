@@ -34,6 +34,7 @@ def status_of(client: BridgeClient, server_id: str) -> dict[str, Any]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("G4")
 async def test_two_servers_with_the_same_command_are_asked_separately_and_one_answer_never_covers_the_other(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -62,6 +63,7 @@ async def test_two_servers_with_the_same_command_are_asked_separately_and_one_an
 
 @pytest.mark.asyncio
 @pytest.mark.slow
+@pytest.mark.requirement("E5", "G1")
 async def test_a_revoke_in_one_window_reaches_the_other_windows_server_within_two_seconds(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -92,6 +94,7 @@ async def test_a_revoke_in_one_window_reaches_the_other_windows_server_within_tw
 
 @pytest.mark.asyncio
 @pytest.mark.slow
+@pytest.mark.requirement("G2", "G5")
 async def test_a_deny_that_cannot_be_saved_still_withdraws_the_folder_and_the_user_is_told(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -122,6 +125,7 @@ async def test_a_deny_that_cannot_be_saved_still_withdraws_the_folder_and_the_us
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("B7")
 async def test_editing_mcp_json_restarts_its_server_under_a_new_identity_that_is_asked_again(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -169,6 +173,7 @@ async def test_a_changed_servers_setting_applies_without_a_restart(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A9")
 async def test_a_retargeted_symlink_folder_is_withdrawn_and_its_new_target_is_asked_about(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -200,6 +205,7 @@ async def test_a_retargeted_symlink_folder_is_withdrawn_and_its_new_target_is_as
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("G3")
 async def test_a_folder_inside_a_shared_one_is_not_asked_about_and_denying_it_names_its_parent(
     client: BridgeClient, tmp_path: Path
 ) -> None:

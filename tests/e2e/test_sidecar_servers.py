@@ -57,6 +57,7 @@ async def test_answers_holding_lone_surrogates_reach_the_editor_escaped_as_valid
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("H2")
 async def test_a_page_and_a_read_of_200_000_items_are_refused_clearly_while_the_sidecar_keeps_answering(
     tmp_path: Path,
 ) -> None:

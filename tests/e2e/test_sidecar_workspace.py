@@ -19,6 +19,7 @@ def warnings_shown(client: BridgeClient) -> list[str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E7")
 async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_one_list_changed(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -43,6 +44,7 @@ async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_on
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F1")
 async def test_config_problems_are_shown_to_the_user_once_when_they_first_appear(
     client: BridgeClient, tmp_path: Path
 ) -> None:

@@ -45,6 +45,7 @@ def test_roots_json_lists_the_folder_and_both_repositories_with_their_metadata_n
     assert set(candidates) == {top, front["uri"], back["uri"]}
 
 
+@pytest.mark.requirement("A3")
 def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Path) -> None:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "Cargo.toml").write_text('[package]\nname = "app-core"\n')
@@ -58,6 +59,7 @@ def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Pa
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /proc")
+@pytest.mark.requirement("F3")
 def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git_behind(tmp_path: Path) -> None:
     root = tmp_path.resolve() / "repo"
     make_repo(root)

@@ -22,6 +22,7 @@ MANY = 200_000
 LIMITS = ConnectionSettings(initialize_timeout=20, request_timeout=20, max_page_items=1_000, max_read_contents=100)
 
 
+@pytest.mark.requirement("H2")
 async def test_a_page_a_template_list_or_a_read_with_too_many_items_fails_clearly_with_bounded_memory(
     tmp_path: Path,
 ) -> None:

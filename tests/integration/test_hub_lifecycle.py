@@ -62,6 +62,7 @@ async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_
         assert [path_to_uri(canonical_path(folder))] in recorded_roots(record)
 
 
+@pytest.mark.requirement("C13")
 async def test_an_unsupported_revision_fails_once_naming_both_versions_without_restarting(tmp_path: Path) -> None:
     servers = configs(
         {"old": python_server("resources_server", "--fault", "bad-version", "--answer-version", "2099-01-01")}
@@ -75,6 +76,7 @@ async def test_an_unsupported_revision_fails_once_naming_both_versions_without_r
         await h.recorder.wait_for(lambda: h.hub.connection("old").starts == 2 and h.state("old") == "failed")
 
 
+@pytest.mark.requirement("C1")
 async def test_a_server_that_crashes_mid_read_fails_the_read_fast_and_is_restarted(tmp_path: Path) -> None:
     servers = configs({"c": python_server("resources_server", "--fault", "crash-on-read")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
@@ -88,6 +90,7 @@ async def test_a_server_that_crashes_mid_read_fails_the_read_fast_and_is_restart
         )
 
 
+@pytest.mark.requirement("C2")
 async def test_a_crash_loop_stops_after_five_starts_with_a_reason_and_a_restart_revives_it(tmp_path: Path) -> None:
     servers = configs({"loop": python_server("resources_server", "--fault", "crash-at-start")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
@@ -100,6 +103,7 @@ async def test_a_crash_loop_stops_after_five_starts_with_a_reason_and_a_restart_
         await h.recorder.wait_for(lambda: connection.starts > 5)
 
 
+@pytest.mark.requirement("C3")
 async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a_crash(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=1, request_timeout=5, backoff_initial=30, backoff_max=30)
     servers = configs({"mute": python_server("resources_server", "--fault", "hang-initialize")})
@@ -108,6 +112,7 @@ async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a
         assert "handshake within 1 s" in (h.hub.connection("mute").last_error or "")
 
 
+@pytest.mark.requirement("C4")
 async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_session_stays_usable(tmp_path: Path) -> None:
     record = tmp_path / "server.jsonl"
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
@@ -122,6 +127,7 @@ async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_sessi
         assert h.state("slow") == "running"
 
 
+@pytest.mark.requirement("C5")
 async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_stays_usable(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
     servers = configs({"late": python_server("raw_faults", "late-response")})
@@ -134,7 +140,14 @@ async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_
         assert h.state("late") == "running"
 
 
-@pytest.mark.parametrize(("mode", "row"), [("garbage", "C11"), ("stdout-log", "C12"), ("badutf8", "C10")])
+@pytest.mark.parametrize(
+    ("mode", "row"),
+    [
+        pytest.param("garbage", "C11", id="garbage-C11", marks=pytest.mark.requirement("C11")),
+        pytest.param("stdout-log", "C12", id="stdout-log-C12", marks=pytest.mark.requirement("C12")),
+        pytest.param("badutf8", "C10", id="badutf8-C10", marks=pytest.mark.requirement("C10")),
+    ],
+)
 async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
     tmp_path: Path, mode: str, row: str
 ) -> None:
@@ -146,6 +159,7 @@ async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
         assert h.hub.connection("noisy").starts == 1
 
 
+@pytest.mark.requirement("C9")
 async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_cap_while_others_keep_working(
     tmp_path: Path,
 ) -> None:
@@ -164,6 +178,7 @@ async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_ca
         assert h.hub.connection("ok").starts == 1
 
 
+@pytest.mark.requirement("C9")
 async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_line_bytes=2 * 2**20)
     servers = configs({"wide": python_server("raw_faults", "huge-line", "--mb", "1.5")})
@@ -173,6 +188,7 @@ async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
         assert item.uri == "test://raw/huge"
 
 
+@pytest.mark.requirement("C17")
 async def test_a_server_spamming_roots_list_is_answered_from_the_registry_without_new_prompts(tmp_path: Path) -> None:
     record = tmp_path / "roots.jsonl"
     folder = tmp_path / "proj"
@@ -192,6 +208,7 @@ async def test_a_server_spamming_roots_list_is_answered_from_the_registry_withou
         assert h.hub.connection("spam").state.value == "running"
 
 
+@pytest.mark.requirement("C18")
 async def test_undeclared_server_requests_are_refused(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     servers = configs(
@@ -209,6 +226,7 @@ async def test_undeclared_server_requests_are_refused(tmp_path: Path) -> None:
         assert h.state("ask") == "running"
 
 
+@pytest.mark.requirement("C23")
 async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     servers = configs(
@@ -227,6 +245,7 @@ async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path:
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.requirement("B8")
 async def test_roots_list_changed_is_sent_only_to_the_server_whose_roots_changed(tmp_path: Path) -> None:
     rec_a, rec_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     folder = tmp_path / "proj"
@@ -262,6 +281,7 @@ async def test_mcp_errors_keep_their_code_through_the_sdk(tmp_path: Path) -> Non
         assert isinstance(caught.value.error, types.ErrorData)
 
 
+@pytest.mark.requirement("A18", "F5")
 async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_never_starts(tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".vscode").mkdir(parents=True)
@@ -283,6 +303,7 @@ async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_n
         assert "did not trust" in (h.hub.connection("repo-b").last_error or "")
 
 
+@pytest.mark.requirement("A18")
 async def test_withdrawing_trust_from_a_running_workspace_server_stops_it_until_trusted_again(tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".vscode").mkdir(parents=True)

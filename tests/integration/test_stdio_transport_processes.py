@@ -29,6 +29,7 @@ def child(body: str) -> list[str]:
     return ["-c", textwrap.dedent(body)]
 
 
+@pytest.mark.requirement("C9")
 async def test_messages_arrive_and_an_over_long_line_ends_the_connection_with_the_server_and_the_cap() -> None:
     script = child(
         f"""
@@ -58,6 +59,7 @@ async def test_messages_arrive_and_an_over_long_line_ends_the_connection_with_th
     ]
 
 
+@pytest.mark.requirement("C23")
 async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_gone(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     script = child(
@@ -91,6 +93,7 @@ async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_en
     os.close(read_fd)
 
 
+@pytest.mark.requirement("C23", "H1")
 async def test_a_running_server_group_is_registered_until_the_transport_has_ended_it() -> None:
     before = process_groups.live_groups()
     read_fd, write_fd = os.pipe()
@@ -105,6 +108,7 @@ async def test_a_running_server_group_is_registered_until_the_transport_has_ende
         assert pgid not in process_groups.live_groups()
 
 
+@pytest.mark.requirement("H1")
 async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes_and_spares_forgotten_ones() -> None:
     def leader() -> subprocess.Popen[bytes]:
         return subprocess.Popen(["sleep", "60"], start_new_session=True)
@@ -126,6 +130,7 @@ async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes
             process.wait()
 
 
+@pytest.mark.requirement("H1")
 async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(tmp_path: Path) -> None:
     pid_file = tmp_path / "leader.pid"
     host = f"""

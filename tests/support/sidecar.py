@@ -229,4 +229,3 @@ async def another_sidecar() -> AsyncIterator[BridgeClient]:
         if second.capabilities is not None:
             await asyncio.wait_for(second.shutdown_session(), WAIT)
         await second.stop()
-
