@@ -1,6 +1,6 @@
-"""A hostile repository opened in the editor (docs/security.md, section F): whatever it holds, the real sidecar keeps
-answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is one clear
-problem, and no git process is left behind."""
+"""A hostile repository opened in the editor (docs/security.md, section F, and A18): whatever it holds, the real
+sidecar keeps answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is
+one clear problem, no git process is left behind, and nothing in it grants consent."""
 
 from __future__ import annotations
 
@@ -8,14 +8,19 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from support.records import recorded_roots
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
 from support.servers import roots_recorder
 from support.sidecar import WAIT, BridgeClient, options
+
+from host_bridge.hub.config import load_servers
+from host_bridge.uris import canonical_path
 
 STATUS_WITHIN = 1.0
 """Seconds every ``hostBridge/status`` may take while the attack runs."""
@@ -153,6 +158,50 @@ async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the
     (shown,) = [m.message for m in client.messages if "could not be used" in m.message]
     assert str(repository) in shown
     assert any(reason in shown for reason in ("/proc", "not valid UTF-8", "nested more than 64 levels"))
+
+
+@pytest.mark.asyncio
+@pytest.mark.requirement("A18")
+async def test_consent_and_settings_a_repository_ships_for_itself_are_ignored_and_the_user_is_asked(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    """The repository holds consent files in host_bridge's own format allowing itself for the user's server, and
+    ``hostBridge`` settings naming a server of its own: the user is still asked, nothing is shared without an answer,
+    and the repository's settings start nothing."""
+    repository = tmp_path / "repo"
+    (repository / ".vscode").mkdir(parents=True)
+    record = tmp_path / "roots.jsonl"
+    mine = roots_recorder(record)
+    (identity,) = [server.identity for server in load_servers({"mine": mine}, []).servers]
+    allow_itself = {
+        "source": identity.source,
+        "serverId": identity.server_id,
+        "fingerprint": identity.fingerprint,
+        "path": canonical_path(repository),
+        "decision": "allow",
+        "updated": "2025-01-01T00:00:00Z",
+    }
+    claim = json.dumps({"version": 2, "roots": [allow_itself], "trust": []})
+    for place in ("consent.json", ".vscode/consent.json", ".host_bridge/consent.json"):
+        (repository / place).parent.mkdir(exist_ok=True)
+        (repository / place).write_text(claim)
+    started = tmp_path / "started"
+    theirs = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
+    settings = {"hostBridge.servers": {"theirs": theirs}, "hostBridge.readWorkspaceConfig": True}
+    (repository / ".vscode" / "settings.json").write_text(json.dumps(settings))
+    client.answer_consent = lambda params: {"decisions": []}
+
+    await client.start_session(
+        [repository], options(tmp_path, {"mine": mine}, readWorkspaceConfig=True), consent_ui=True
+    )
+
+    await client.until(lambda: len(client.asks) == 1)
+    assert [r["uri"] for r in client.asks[0]["roots"]] == [folder_uri(repository)], "the user is asked all the same"
+    await until_recorded(record, bool)
+    status = await client.status()
+    assert [(s["id"], s["sharedRoots"]) for s in status["servers"]] == [("mine", [])]
+    assert all(answer == [] for answer in recorded_roots(record))
+    assert not started.exists(), "nothing named by the repository's settings ran"
 
 
 @pytest.mark.asyncio

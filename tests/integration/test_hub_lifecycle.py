@@ -159,6 +159,20 @@ async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
         assert h.hub.connection("noisy").starts == 1
 
 
+@pytest.mark.requirement("C11")
+async def test_more_malformed_messages_in_a_minute_than_the_budget_restart_the_connection_naming_why(
+    tmp_path: Path,
+) -> None:
+    settings = ConnectionSettings(
+        initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, malformed_budget=2
+    )
+    servers = configs({"noisy": python_server("raw_faults", "garbage")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        noisy = h.hub.connection("noisy")
+        await h.recorder.wait_for(lambda: noisy.starts >= 2)
+        assert "sent more than 2 malformed messages in a minute" in (noisy.last_error or "")
+
+
 @pytest.mark.requirement("C9")
 async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_cap_while_others_keep_working(
     tmp_path: Path,
