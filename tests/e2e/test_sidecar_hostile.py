@@ -234,6 +234,7 @@ async def test_a_request_without_params_and_a_second_initialize_get_clear_answer
     client: BridgeClient, tmp_path: Path
 ) -> None:
     await client.start_session([], options(tmp_path))
+    await client.status()  # the workspace has been read: the answer below is complete (``ready`` is true)
 
     status = await client.protocol.send_request_async("hostBridge/status", None)
     with pytest.raises(Exception, match="initialize was already sent"):
@@ -241,4 +242,4 @@ async def test_a_request_without_params_and_a_second_initialize_get_clear_answer
     with pytest.raises(Exception, match=r"invalid params: server: Field required"):
         await client.protocol.send_request_async("hostBridge/restartServer", None)
 
-    assert status == {"servers": [], "candidates": []}
+    assert status == {"servers": [], "candidates": [], "ready": True}
