@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import processes_inside
+from support.processes import left_behind
 
 from host_bridge.uris import canonical_path, path_to_uri
 
@@ -70,7 +70,7 @@ def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git
     os.mkfifo(exclude)
     try:
         result = run_roots("--json", "--git-timeout", "1", str(root))
-        leftovers = processes_inside(tmp_path.resolve())
+        leftovers = left_behind(tmp_path.resolve())
     finally:
         for _ in range(20):  # release any reader still blocked on the FIFO, whatever happened
             try:

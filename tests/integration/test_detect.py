@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import pytest
 from support.folders import Git, Repo, Tree
-from support.processes import processes_inside
+from support.processes import left_behind
 
 from host_bridge.uris import parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect, root_for_file
@@ -702,7 +702,7 @@ def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walk
     assert str(root) in message
     assert "within 1 s in the repository" in message
     assert "gitTimeout" in message
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []
 
 
 @posix_only
@@ -723,7 +723,7 @@ def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
     messages = notices_of(detection, "boundHit")
     assert messages and all("deadline setting" in m and "2 seconds" in m for m in messages)
     assert notices_of(detection, "gitError") == []
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []
 
 
 def test_timeouts_and_the_deadline_have_defaults() -> None:
@@ -754,4 +754,4 @@ def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: 
     with pytest.raises(GitTimedOut, match=r"within 0\.5 s"):
         in_a_thread(lambda: run_git(str(root), ["-c", hang, "hang"], 0.5))
 
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []

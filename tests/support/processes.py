@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -92,4 +93,16 @@ def processes_inside(root: Path) -> list[str]:
             continue
         if cwd == root or root in cwd.parents:
             found.append(f"{entry.name}: {command}")
+    return found
+
+
+def left_behind(root: Path, within: float = 1.0) -> list[str]:
+    """:func:`processes_inside` ``root`` once processes that were just sent SIGKILL had ``within`` seconds to end.
+
+    The kernel tears a killed process down after the signal is sent; on a busy machine its ``/proc`` entry can outlive
+    the call that killed it by a few milliseconds. Whatever still runs after ``within`` seconds was left behind.
+    """
+    deadline = time.monotonic() + within
+    while (found := processes_inside(root)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return found
