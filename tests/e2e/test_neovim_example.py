@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.paths import REPO, SERVERS
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = "examples/neovim.lua"
-RESOURCES_SERVER = REPO / "tests" / "servers" / "resources_server.py"
+RESOURCES_SERVER = SERVERS / "resources_server.py"
 TIMEOUT = 120.0
 """Seconds one Neovim run may take (the Lua side waits at most 20 s for any one thing)."""
 

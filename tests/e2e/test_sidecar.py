@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BridgeClient, folder_uri, options, peer_server
 from lsprotocol import types
-from processes import alive, servers_of
 from pygls.exceptions import JsonRpcException
+from support.folders import folder_uri
+from support.processes import alive, servers_of
+from support.servers import peer_server
+from support.sidecar import BridgeClient, allow_only, options
 
 UPDATED = "[fs] Updated allowed directories from MCP roots: "
-
-
 
 
 def status_of(client: BridgeClient, server_id: str) -> dict[str, Any] | None:
@@ -32,17 +32,6 @@ def state_of(client: BridgeClient, server_id: str) -> str | None:
 def shared(client: BridgeClient, server_id: str) -> list[str]:
     status = status_of(client, server_id)
     return [r["uri"] for r in status["sharedRoots"]] if status else []
-
-
-def allow_only(uri: str) -> Any:
-    def answer(params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {"uri": r["uri"], "decision": "allow" if r["uri"] == uri else "deny"} for r in params["roots"]
-            ]
-        }
-
-    return answer
 
 
 async def start_sharing_only_the_first(client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]) -> None:
@@ -90,6 +79,7 @@ async def test_consent_ui_allowing_one_folder_shares_exactly_that_folder_with_se
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A15")
 async def test_a_shared_folder_that_is_deleted_is_withdrawn_and_the_user_is_shown_why(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -138,6 +128,7 @@ async def test_without_consent_ui_a_message_request_answered_deny_shares_nothing
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E7")
 async def test_a_folder_added_by_the_editor_is_asked_about_and_reaches_the_server(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -149,13 +140,7 @@ async def test_a_folder_added_by_the_editor_is_asked_about_and_reaches_the_serve
     await client.until(lambda: client.logs(UPDATED)[-1:] == [UPDATED + "1 valid directories"])
 
     for _ in range(5):
-        client.workspace_did_change_workspace_folders(
-            types.DidChangeWorkspaceFoldersParams(
-                event=types.WorkspaceFoldersChangeEvent(
-                    added=[types.WorkspaceFolder(uri=folder_uri(second), name=second.name)], removed=[]
-                )
-            )
-        )
+        client.add_folder(second)
 
     await client.until(lambda: client.logs(UPDATED)[-1:] == [UPDATED + "2 valid directories"])
     assert len(client.asks) == 2
@@ -205,6 +190,7 @@ async def test_server_everything_resources_templates_completion_and_blob_come_th
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A3")
 async def test_set_consent_shares_a_folder_and_rejects_a_bad_uri(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -221,6 +207,7 @@ async def test_set_consent_shares_a_folder_and_rejects_a_bad_uri(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E1")
 async def test_end_of_input_stops_every_mcp_server_and_exits_zero(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -240,6 +227,7 @@ async def test_end_of_input_stops_every_mcp_server_and_exits_zero(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A18", "F5")
 async def test_a_workspace_defined_server_starts_only_once_trusted_and_gets_the_allowed_folder(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -274,6 +262,7 @@ async def test_an_error_answer_is_not_reported_as_a_failure_in_the_editors_log(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("B5", "G2")
 async def test_an_allow_that_cannot_be_saved_holds_for_the_session_and_the_user_is_told(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:

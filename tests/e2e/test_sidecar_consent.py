@@ -10,17 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    BridgeClient,
-    EditorRefusal,
-    another_sidecar,
-    folder_uri,
-    options,
-    recorded_roots,
-    roots_recorder,
-    until_recorded,
-)
 from lsprotocol import types
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
+from support.servers import roots_recorder
+from support.sidecar import BridgeClient, EditorRefusal, another_sidecar, options
 
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
@@ -58,6 +52,7 @@ async def start_with_workspace_server(client: BridgeClient, tmp_path: Path, fold
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_trusting_through_a_message_request_starts_the_server_and_then_asks_which_folders_to_share(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -109,6 +104,7 @@ async def test_asking_about_each_folder_through_message_requests_shares_only_the
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_refusing_trust_through_a_message_request_never_starts_the_server_nor_shares_anything(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -142,6 +138,7 @@ async def test_restarting_a_server_the_user_did_not_trust_asks_for_trust_again(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F5")
 async def test_dismissing_the_trust_message_request_leaves_the_server_awaiting_trust_and_unstarted(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -245,13 +242,7 @@ async def test_decisions_about_folders_that_were_not_asked_about_are_ignored_whe
     client.answer_consent = lambda params: {
         "decisions": [{"uri": r["uri"], "decision": "deny"} for r in params["roots"]]
     }
-    client.workspace_did_change_workspace_folders(
-        types.DidChangeWorkspaceFoldersParams(
-            event=types.WorkspaceFoldersChangeEvent(
-                added=[types.WorkspaceFolder(uri=folder_uri(second), name=second.name)], removed=[]
-            )
-        )
-    )
+    client.add_folder(second)
     await client.until(lambda: len(client.asks) == 2)
     assert [r["uri"] for r in client.asks[1]["roots"]] == [folder_uri(second)], "the stray allow was not recorded"
     assert all(answer == [] for answer in recorded_roots(record))

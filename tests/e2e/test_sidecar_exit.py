@@ -1,4 +1,4 @@
-"""How the sidecar ends, and that no MCP server process outlives it however it ends (security matrix H1)."""
+"""How the sidecar ends, and that no MCP server process outlives it however it ends (docs/security.md H1)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import BridgeClient, roots_recorder
-from processes import alive, reapers_of, servers_of, until_gone
-from test_sidecar_faults import RawSidecar, record_line, resources_server, state_of
+from support.processes import alive, reapers_of, servers_of, until_gone
+from support.raw_sidecar import RawSidecar
+from support.records import record_line
+from support.servers import resources_server, roots_recorder
+from support.sidecar import BridgeClient, state_of
 
 from host_bridge.lsp.server import STOP_TIMEOUT
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E1", "H1")
 async def test_exit_without_shutdown_stops_every_mcp_server_and_exits_with_code_one(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -107,6 +110,7 @@ async def end_sidecar(tmp_path: Path, how: str) -> tuple[str, int, float, list[i
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E1", "E2", "H1")
 async def test_on_every_exit_path_a_server_that_ignores_sigterm_and_its_grandchild_end_before_the_sidecar_exits(
     tmp_path: Path,
 ) -> None:
@@ -127,6 +131,7 @@ async def test_on_every_exit_path_a_server_that_ignores_sigterm_and_its_grandchi
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E5", "H1")
 async def test_when_the_sidecar_is_killed_its_reaper_ends_the_servers_whole_process_group(tmp_path: Path) -> None:
     async with stubborn_tree(tmp_path) as tree:
         tree.sidecar.process.kill()

@@ -1,6 +1,6 @@
-"""A hostile repository opened in the editor (security matrix F): whatever it holds, the real sidecar keeps
-answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is one clear
-problem, and no git process is left behind."""
+"""A hostile repository opened in the editor (docs/security.md, section F, and A18): whatever it holds, the real
+sidecar keeps answering (``hostBridge/status`` within 1 s throughout), the user's own server starts, each bad file is
+one clear problem, no git process is left behind, and nothing in it grants consent."""
 
 from __future__ import annotations
 
@@ -8,12 +8,19 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import WAIT, BridgeClient, options, recorded_roots, roots_recorder
 from lsprotocol import types
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
+from support.servers import roots_recorder
+from support.sidecar import WAIT, BridgeClient, options
+
+from host_bridge.hub.config import load_servers
+from host_bridge.uris import canonical_path
 
 STATUS_WITHIN = 1.0
 """Seconds every ``hostBridge/status`` may take while the attack runs."""
@@ -115,6 +122,7 @@ async def status_answers_quickly(client: BridgeClient, until: Callable[[], bool]
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
+@pytest.mark.requirement("F1", "F2", "F3")
 async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_server(
     client: BridgeClient, tmp_path: Path, attack: Attack
 ) -> None:
@@ -137,6 +145,7 @@ async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_se
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("attack", [mcp_json_to_our_own_input, env_file_not_utf8, mcp_json_nested_100_000_deep])
+@pytest.mark.requirement("F1")
 async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the_file(
     client: BridgeClient, tmp_path: Path, attack: Attack
 ) -> None:
@@ -153,6 +162,51 @@ async def test_a_hostile_config_file_is_one_problem_shown_to_the_user_naming_the
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A18")
+async def test_consent_and_settings_a_repository_ships_for_itself_are_ignored_and_the_user_is_asked(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    """The repository holds consent files in host_bridge's own format allowing itself for the user's server, and
+    ``hostBridge`` settings naming a server of its own: the user is still asked, nothing is shared without an answer,
+    and the repository's settings start nothing."""
+    repository = tmp_path / "repo"
+    (repository / ".vscode").mkdir(parents=True)
+    record = tmp_path / "roots.jsonl"
+    mine = roots_recorder(record)
+    (identity,) = [server.identity for server in load_servers({"mine": mine}, []).servers]
+    allow_itself = {
+        "source": identity.source,
+        "serverId": identity.server_id,
+        "fingerprint": identity.fingerprint,
+        "path": canonical_path(repository),
+        "decision": "allow",
+        "updated": "2025-01-01T00:00:00Z",
+    }
+    claim = json.dumps({"version": 2, "roots": [allow_itself], "trust": []})
+    for place in ("consent.json", ".vscode/consent.json", ".host_bridge/consent.json"):
+        (repository / place).parent.mkdir(exist_ok=True)
+        (repository / place).write_text(claim)
+    started = tmp_path / "started"
+    theirs = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
+    settings = {"hostBridge.servers": {"theirs": theirs}, "hostBridge.readWorkspaceConfig": True}
+    (repository / ".vscode" / "settings.json").write_text(json.dumps(settings))
+    client.answer_consent = lambda params: {"decisions": []}
+
+    await client.start_session(
+        [repository], options(tmp_path, {"mine": mine}, readWorkspaceConfig=True), consent_ui=True
+    )
+
+    await client.until(lambda: len(client.asks) == 1)
+    assert [r["uri"] for r in client.asks[0]["roots"]] == [folder_uri(repository)], "the user is asked all the same"
+    await until_recorded(record, bool)
+    status = await client.status()
+    assert [(s["id"], s["sharedRoots"]) for s in status["servers"]] == [("mine", [])]
+    assert all(answer == [] for answer in recorded_roots(record))
+    assert not started.exists(), "nothing named by the repository's settings ran"
+
+
+@pytest.mark.asyncio
+@pytest.mark.requirement("F6")
 async def test_hundreds_of_repository_servers_give_one_batched_bounded_trust_prompt(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -176,10 +230,12 @@ async def test_hundreds_of_repository_servers_give_one_batched_bounded_trust_pro
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E3")
 async def test_a_request_without_params_and_a_second_initialize_get_clear_answers(
     client: BridgeClient, tmp_path: Path
 ) -> None:
     await client.start_session([], options(tmp_path))
+    await client.status()  # the workspace has been read: the answer below is complete (``ready`` is true)
 
     status = await client.protocol.send_request_async("hostBridge/status", None)
     with pytest.raises(Exception, match="initialize was already sent"):
@@ -187,4 +243,4 @@ async def test_a_request_without_params_and_a_second_initialize_get_clear_answer
     with pytest.raises(Exception, match=r"invalid params: server: Field required"):
         await client.protocol.send_request_async("hostBridge/restartServer", None)
 
-    assert status["servers"] == [] and status["candidates"] == []
+    assert status == {"servers": [], "candidates": [], "ready": True}

@@ -1,31 +1,21 @@
 """Consent that means exactly what the user said (issue 11), through real sidecars, real server-filesystem and real
 files: one identity per server, one truth across windows, decisions that cannot be saved, live config files,
-retargeted symlinks and folders visible through a shared parent (security matrix G1–G4, A9, B7)."""
+retargeted symlinks and folders visible through a shared parent (docs/security.md G1–G4, A9, B7)."""
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    WAIT,
-    BridgeClient,
-    another_sidecar,
-    folder_uri,
-    options,
-    peer_server,
-    recorded_roots,
-    roots_recorder,
-    until_recorded,
-)
 from lsprotocol import types
+from support.consent_store import lock_held
+from support.folders import folder_uri
+from support.records import recorded_roots, until_recorded
+from support.servers import peer_server, roots_recorder
+from support.sidecar import WAIT, BridgeClient, allow_all, another_sidecar, options
 
 from host_bridge.uris import path_to_uri
 
@@ -43,22 +33,8 @@ def status_of(client: BridgeClient, server_id: str) -> dict[str, Any]:
     return next(s for s in reversed(client.statuses) if s["id"] == server_id)
 
 
-def allow_all(params: dict[str, Any]) -> dict[str, Any]:
-    return {"decisions": [{"uri": r["uri"], "decision": "allow"} for r in params["roots"]]}
-
-
-@contextmanager
-def lock_held(storage: Path) -> Iterator[None]:
-    """Hold the consent store's lock as a stuck window would."""
-    fd = os.open(storage / "consent.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 @pytest.mark.asyncio
+@pytest.mark.requirement("G4")
 async def test_two_servers_with_the_same_command_are_asked_separately_and_one_answer_never_covers_the_other(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -87,6 +63,7 @@ async def test_two_servers_with_the_same_command_are_asked_separately_and_one_an
 
 @pytest.mark.asyncio
 @pytest.mark.slow
+@pytest.mark.requirement("E5", "G1")
 async def test_a_revoke_in_one_window_reaches_the_other_windows_server_within_two_seconds(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -117,6 +94,7 @@ async def test_a_revoke_in_one_window_reaches_the_other_windows_server_within_tw
 
 @pytest.mark.asyncio
 @pytest.mark.slow
+@pytest.mark.requirement("G2", "G5")
 async def test_a_deny_that_cannot_be_saved_still_withdraws_the_folder_and_the_user_is_told(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -147,6 +125,7 @@ async def test_a_deny_that_cannot_be_saved_still_withdraws_the_folder_and_the_us
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("B7")
 async def test_editing_mcp_json_restarts_its_server_under_a_new_identity_that_is_asked_again(
     client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -194,6 +173,7 @@ async def test_a_changed_servers_setting_applies_without_a_restart(
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("A9")
 async def test_a_retargeted_symlink_folder_is_withdrawn_and_its_new_target_is_asked_about(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -225,6 +205,7 @@ async def test_a_retargeted_symlink_folder_is_withdrawn_and_its_new_target_is_as
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("G3")
 async def test_a_folder_inside_a_shared_one_is_not_asked_about_and_denying_it_names_its_parent(
     client: BridgeClient, tmp_path: Path
 ) -> None:

@@ -1,6 +1,6 @@
 """What MCP servers need and send, through the real sidecar (``python -m host_bridge serve`` over raw stdio): the
 environment they start with, answers no JSON encoder of the SDK would write, and answers with millions of items
-(security matrix H2)."""
+(docs/security.md H2)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from processes import reset_peak, status_kib
-from test_sidecar_faults import REPO, raw_sidecar, resources_server, state_of
+from support.paths import SERVERS
+from support.processes import reset_peak, status_kib
+from support.raw_sidecar import raw_sidecar
+from support.servers import resources_server
+from support.sidecar import state_of
 
-RAW_FAULTS = REPO / "tests" / "servers" / "raw_faults.py"
+RAW_FAULTS = SERVERS / "raw_faults.py"
 ENVIRONMENT = {"HTTPS_PROXY": "http://proxy.invalid:3128", "NODE_EXTRA_CA_CERTS": "/etc/ssl/certs/corporate.pem"}
 
 
@@ -54,6 +57,7 @@ async def test_answers_holding_lone_surrogates_reach_the_editor_escaped_as_valid
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("H2")
 async def test_a_page_and_a_read_of_200_000_items_are_refused_clearly_while_the_sidecar_keeps_answering(
     tmp_path: Path,
 ) -> None:

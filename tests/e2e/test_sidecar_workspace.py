@@ -1,39 +1,17 @@
-"""The editor's folders and the server configs in them: a burst of folder changes (security matrix E7) and config
+"""The editor's folders and the server configs in them: a burst of folder changes (docs/security.md E7) and config
 problems the user is shown."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import BridgeClient, folder_uri, options, roots_recorder, until_recorded
 from lsprotocol import types
-
-
-def project(folder: Path) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "pyproject.toml").write_text(f'[project]\nname = "{folder.name}"\n')
-    return folder
-
-
-def add_folder(client: BridgeClient, folder: Path) -> None:
-    client.workspace_did_change_workspace_folders(
-        types.DidChangeWorkspaceFoldersParams(
-            event=types.WorkspaceFoldersChangeEvent(
-                added=[types.WorkspaceFolder(uri=folder_uri(folder), name=folder.name)], removed=[]
-            )
-        )
-    )
-
-
-def allow_all(params: dict[str, Any]) -> dict[str, Any]:
-    return {"decisions": [{"uri": r["uri"], "decision": "allow"} for r in params["roots"]]}
-
-
-def deny_all(params: dict[str, Any]) -> dict[str, Any]:
-    return {"decisions": [{"uri": r["uri"], "decision": "deny"} for r in params["roots"]]}
+from support.folders import folder_uri, project
+from support.records import until_recorded
+from support.servers import roots_recorder
+from support.sidecar import BridgeClient, allow_all, deny_all, options
 
 
 def warnings_shown(client: BridgeClient) -> list[str]:
@@ -41,6 +19,7 @@ def warnings_shown(client: BridgeClient) -> list[str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("E7")
 async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_one_list_changed(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -52,7 +31,7 @@ async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_on
     before = await until_recorded(record, lambda answers: [folder_uri(first)] in answers)
 
     for folder in burst:
-        add_folder(client, folder)
+        client.add_folder(folder)
         # Paces the editor (not a wait for an event): 20 changes a second spread over 0.5 s, longer than the 0.2 s
         # debounce, so a fixed window would split the burst, with a 4x margin against a stall between two adds.
         await asyncio.sleep(0.05)
@@ -65,6 +44,7 @@ async def test_e7_ten_folders_added_within_a_second_give_one_prompt_batch_and_on
 
 
 @pytest.mark.asyncio
+@pytest.mark.requirement("F1")
 async def test_config_problems_are_shown_to_the_user_once_when_they_first_appear(
     client: BridgeClient, tmp_path: Path
 ) -> None:
@@ -83,11 +63,11 @@ async def test_config_problems_are_shown_to_the_user_once_when_they_first_appear
     assert f"{alpha / '.vscode' / 'mcp.json'} is not valid JSON" in shown
     assert any("server 'nocmd'" in line for line in client.logs(""))
 
-    add_folder(client, beta)
+    client.add_folder(beta)
     await client.until(lambda: len(client.asks) == 2)
     assert len(warnings_shown(client)) == 1, "unchanged problems are not shown again when the folders change"
 
-    add_folder(client, gamma)
+    client.add_folder(gamma)
     await client.until(lambda: len(client.asks) == 3)
     assert len(warnings_shown(client)) == 2
     assert str(gamma / ".vscode" / "mcp.json") in warnings_shown(client)[1]

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-
-Git = Callable[..., str]
-Tree = Callable[[Path, Mapping[str, str]], Path]
-Repo = Callable[..., Path]
+from support.folders import Git, Repo, Tree, write_tree
 
 
 @pytest.fixture
@@ -40,16 +37,7 @@ def git(isolated_git: None) -> Git:
 @pytest.fixture
 def tree() -> Tree:
     """Write ``{relative path: text}`` below a directory; returns the directory."""
-
-    def write(root: Path, files: Mapping[str, str]) -> Path:
-        root.mkdir(parents=True, exist_ok=True)
-        for relative, text in files.items():
-            path = root / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        return root
-
-    return write
+    return write_tree
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.processes import left_behind
 
 from host_bridge.uris import canonical_path, path_to_uri
 
@@ -44,6 +45,7 @@ def test_roots_json_lists_the_folder_and_both_repositories_with_their_metadata_n
     assert set(candidates) == {top, front["uri"], back["uri"]}
 
 
+@pytest.mark.requirement("A3")
 def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Path) -> None:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "Cargo.toml").write_text('[package]\nname = "app-core"\n')
@@ -56,23 +58,8 @@ def test_roots_prints_a_table_and_reports_skipped_folders_on_stderr(tmp_path: Pa
     assert "vscode-remote" in result.stderr and "not supported" in result.stderr
 
 
-def processes_inside(root: Path) -> list[str]:
-    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
-    found: list[str] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(f"{entry.name}: {command}")
-    return found
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /proc")
+@pytest.mark.requirement("F3")
 def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git_behind(tmp_path: Path) -> None:
     root = tmp_path.resolve() / "repo"
     make_repo(root)
@@ -83,7 +70,7 @@ def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git
     os.mkfifo(exclude)
     try:
         result = run_roots("--json", "--git-timeout", "1", str(root))
-        leftovers = processes_inside(tmp_path.resolve())
+        leftovers = left_behind(tmp_path.resolve())
     finally:
         for _ in range(20):  # release any reader still blocked on the FIFO, whatever happened
             try:

@@ -111,6 +111,7 @@ def lock_is_held(storage: Path) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.requirement("B3")
 def test_eight_processes_granting_at_once_lose_nothing(storage: Path, workers: list[Worker]) -> None:
     count, processes = 100, 8
     for n in range(processes):
@@ -141,6 +142,7 @@ def save_two_grants(storage: Path) -> tuple[bytes, bytes]:
     return store.file_path.read_bytes(), store.backup_path.read_bytes()
 
 
+@pytest.mark.requirement("B4")
 def test_a_writer_killed_between_write_and_rename_leaves_the_old_file(
     storage: Path, workers: list[Worker]
 ) -> None:
@@ -165,6 +167,7 @@ def test_a_writer_killed_between_write_and_rename_leaves_the_old_file(
     assert not Path(temp).exists()
 
 
+@pytest.mark.requirement("B4")
 def test_a_writer_killed_after_the_rename_leaves_the_new_file_and_a_valid_backup(
     storage: Path, workers: list[Worker]
 ) -> None:
@@ -184,6 +187,7 @@ def test_a_writer_killed_after_the_rename_leaves_the_new_file_and_a_valid_backup
     assert granted_paths(storage) == {"/old/one", "/old/two", "/new", "/after"}
 
 
+@pytest.mark.requirement("B3", "B4")
 def test_a_writer_killed_mid_stream_leaves_a_valid_file_with_every_acknowledged_grant(
     storage: Path, workers: list[Worker]
 ) -> None:

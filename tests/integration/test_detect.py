@@ -1,4 +1,4 @@
-"""Candidate detection on real folders and real git repositories (matrix rows A10, A11)."""
+"""Candidate detection on real folders and real git repositories (docs/security.md A10, A11, F1–F4, F7)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from support.folders import Git, Repo, Tree
+from support.processes import left_behind
 
 from host_bridge.uris import parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect, root_for_file
 from host_bridge.workspace.models import Candidate, Detection, DetectionSettings, WorkspaceFolder
 from host_bridge.workspace.repository import GitTimedOut, run_git
-
-Git = Callable[..., str]
-Tree = Callable[[Path, Mapping[str, str]], Path]
-Repo = Callable[..., Path]
 
 _T = TypeVar("_T")
 
@@ -176,6 +174,7 @@ def test_gitignored_directories_and_untracked_node_modules_are_skipped(scratch: 
 
 @posix_only
 @pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+@pytest.mark.requirement("A10")
 def test_a_symlink_loop_and_a_symlink_to_outside_the_folder_are_not_followed(
     scratch: Path, tree: Tree, repo: Repo, in_git: bool
 ) -> None:
@@ -193,6 +192,7 @@ def test_a_symlink_loop_and_a_symlink_to_outside_the_folder_are_not_followed(
 
 
 @pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+@pytest.mark.requirement("A10")
 def test_projects_deeper_than_the_depth_bound_are_left_out_with_a_notice(
     scratch: Path, tree: Tree, repo: Repo, in_git: bool
 ) -> None:
@@ -209,6 +209,7 @@ def test_projects_deeper_than_the_depth_bound_are_left_out_with_a_notice(
     assert str(root) in message
 
 
+@pytest.mark.requirement("A10")
 def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_notice(
     scratch: Path, tree: Tree
 ) -> None:
@@ -223,6 +224,7 @@ def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_no
     assert "500" in message
 
 
+@pytest.mark.requirement("A10")
 def test_the_candidate_bound_also_holds_inside_git(scratch: Path, repo: Repo) -> None:
     root = repo(scratch / "many", {f"p{p:02}/package.json": "{}" for p in range(40)})
 
@@ -234,6 +236,7 @@ def test_the_candidate_bound_also_holds_inside_git(scratch: Path, repo: Repo) ->
 
 
 @pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
+@pytest.mark.requirement("A10")
 def test_the_entry_bound_stops_the_search_with_a_notice(
     scratch: Path, tree: Tree, repo: Repo, in_git: bool
 ) -> None:
@@ -250,6 +253,7 @@ def test_the_entry_bound_stops_the_search_with_a_notice(
 
 
 @pytest.mark.parametrize("editor_uri", ["vscode-remote://ssh-remote+box/home/u/proj", "untitled:Untitled-1"])
+@pytest.mark.requirement("A3")
 def test_a_non_file_folder_is_skipped_with_a_notice_naming_it(scratch: Path, editor_uri: str) -> None:
     detection = detect([WorkspaceFolder(uri=editor_uri, name="Remote"), folder(scratch)])
 
@@ -322,6 +326,7 @@ def test_an_invalid_manifest_falls_back_to_the_editor_name_then_the_directory_na
 
 
 @posix_only
+@pytest.mark.requirement("A11")
 def test_two_folders_naming_one_directory_through_a_symlink_give_one_candidate(
     scratch: Path, tree: Tree
 ) -> None:
@@ -339,6 +344,7 @@ def test_two_folders_naming_one_directory_through_a_symlink_give_one_candidate(
 
 
 @posix_only
+@pytest.mark.requirement("A8")
 def test_a_folder_opened_through_a_symlink_keeps_the_declared_uri(scratch: Path, tree: Tree) -> None:
     real = tree(scratch / "real", {"sub/Cargo.toml": '[package]\nname = "c"\n'})
     link = scratch / "link"
@@ -352,6 +358,7 @@ def test_a_folder_opened_through_a_symlink_keeps_the_declared_uri(scratch: Path,
     assert found[real / "sub"].parent == uri(real)
 
 
+@pytest.mark.requirement("F3")
 def test_a_broken_repository_gives_a_git_notice_and_is_walked_instead(scratch: Path, tree: Tree) -> None:
     root = tree(scratch / "broken", {".git": "gitdir: /nonexistent/worktree\n", "app/package.json": "{}"})
 
@@ -385,6 +392,7 @@ def test_a_folder_ignored_by_an_enclosing_repository_is_still_searched(
 
 @posix_only
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every directory")
+@pytest.mark.requirement("A10")
 def test_an_unreadable_directory_is_skipped_with_one_notice(scratch: Path, tree: Tree) -> None:
     root = tree(scratch / "r", {f"{d}/package.json": "{}" for d in ("a/secret", "b/secret", "ok")})
     (root / "a").chmod(0)
@@ -449,25 +457,9 @@ def test_a_missing_git_executable_gives_a_notice_and_the_folder_is_walked(
     assert str(root) in message
 
 
-# --- What a repository controls is hostile (matrix F1–F4, F7) ---
+# What a repository controls is hostile (docs/security.md F1–F4, F7).
 
 Fifos = Callable[[Path], Path]
-
-
-def processes_inside(root: Path) -> list[str]:
-    """Processes other than this one whose working directory is at or below ``root`` (Linux /proc)."""
-    found: list[str] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(f"{entry.name}: {command}")
-    return found
 
 
 @pytest.fixture
@@ -511,6 +503,7 @@ def in_a_thread(action: Callable[[], _T], ceiling: float = 30) -> _T:
     return outcome[0]
 
 
+@pytest.mark.requirement("F4")
 def test_the_home_folder_as_an_enclosing_repository_is_neither_offered_nor_listed(
     scratch: Path, repo: Repo, tree: Tree
 ) -> None:
@@ -530,6 +523,7 @@ def test_the_home_folder_as_an_enclosing_repository_is_neither_offered_nor_liste
     assert found[home / "proj" / "web"].parent == uri(home / "proj")
 
 
+@pytest.mark.requirement("F4")
 def test_the_home_folder_is_taken_from_the_environment_by_default(
     scratch: Path, repo: Repo, tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -540,6 +534,7 @@ def test_the_home_folder_is_taken_from_the_environment_by_default(
     assert set(by_path(detect([folder(home / "proj")]))) == {home / "proj"}
 
 
+@pytest.mark.requirement("F4")
 def test_a_repository_above_home_is_not_offered_either(scratch: Path, repo: Repo, tree: Tree) -> None:
     top = repo(scratch / "disk", {"package.json": '{"name": "whole-disk"}'})
     home = tree(top / "users" / "me", {"proj/go.mod": "module example.com/proj\n"})
@@ -549,6 +544,7 @@ def test_a_repository_above_home_is_not_offered_either(scratch: Path, repo: Repo
     assert set(found) == {home / "proj"}
 
 
+@pytest.mark.requirement("F4")
 def test_opening_the_home_folder_itself_offers_it(scratch: Path, repo: Repo) -> None:
     home = repo(scratch / "home", {"package.json": '{"name": "dotfiles"}', "proj/Cargo.toml": ""})
 
@@ -558,6 +554,7 @@ def test_opening_the_home_folder_itself_offers_it(scratch: Path, repo: Repo) -> 
     assert home / "proj" in found
 
 
+@pytest.mark.requirement("F4")
 def test_a_home_repository_met_below_an_opened_parent_is_walked_without_being_offered(
     scratch: Path, repo: Repo, tree: Tree
 ) -> None:
@@ -578,6 +575,7 @@ def forge_worktree_record(main: Path, name: str, target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["other", "/", "home"])
+@pytest.mark.requirement("F3")
 def test_a_forged_worktree_record_offers_nothing(scratch: Path, repo: Repo, git: Git, tree: Tree, target: str) -> None:
     main = repo(scratch / "main", {"package.json": '{"name": "app"}'})
     git(main, "worktree", "add", "-q", str(scratch / "real-wt"), "-b", "real")
@@ -594,6 +592,7 @@ def test_a_forged_worktree_record_offers_nothing(scratch: Path, repo: Repo, git:
     assert found[scratch / "real-wt"].parent == uri(main)
 
 
+@pytest.mark.requirement("F3")
 def test_a_worktree_whose_git_file_points_at_another_repository_is_not_offered(
     scratch: Path, repo: Repo, git: Git
 ) -> None:
@@ -607,6 +606,7 @@ def test_a_worktree_whose_git_file_points_at_another_repository_is_not_offered(
     assert set(found) == {main}
 
 
+@pytest.mark.requirement("F3")
 def test_a_worktree_whose_git_file_is_a_symlink_is_not_offered(
     scratch: Path, repo: Repo, git: Git
 ) -> None:
@@ -620,6 +620,7 @@ def test_a_worktree_whose_git_file_is_a_symlink_is_not_offered(
     assert scratch / "wt" not in found
 
 
+@pytest.mark.requirement("F7")
 def test_invisible_characters_in_names_are_shown_escaped(scratch: Path, tree: Tree) -> None:
     root = tree(
         scratch / "ws",
@@ -641,6 +642,7 @@ def test_invisible_characters_in_names_are_shown_escaped(scratch: Path, tree: Tr
 
 
 @posix_only
+@pytest.mark.requirement("F1")
 def test_manifests_that_are_fifos_links_to_system_files_or_not_utf8_give_no_name_and_one_notice_each(
     scratch: Path, tree: Tree, fifos: Fifos
 ) -> None:
@@ -667,6 +669,7 @@ def test_manifests_that_are_fifos_links_to_system_files_or_not_utf8_give_no_name
     assert sum(str(mono / "package.json") in m for m in unreadable) == 1  # read for its name and its members
 
 
+@pytest.mark.requirement("F2")
 def test_an_invalid_or_explosive_workspace_glob_costs_only_that_pattern(scratch: Path, repo: Repo) -> None:
     root = repo(
         scratch / "mono",
@@ -685,6 +688,7 @@ def test_an_invalid_or_explosive_workspace_glob_costs_only_that_pattern(scratch:
 
 
 @posix_only
+@pytest.mark.requirement("F3")
 def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walked(
     scratch: Path, repo: Repo, fifos: Fifos
 ) -> None:
@@ -698,10 +702,11 @@ def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walk
     assert str(root) in message
     assert "within 1 s in the repository" in message
     assert "gitTimeout" in message
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []
 
 
 @posix_only
+@pytest.mark.requirement("A10", "F2", "F3")
 def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
     scratch: Path, repo: Repo, tree: Tree, fifos: Fifos
 ) -> None:
@@ -718,7 +723,7 @@ def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
     messages = notices_of(detection, "boundHit")
     assert messages and all("deadline setting" in m and "2 seconds" in m for m in messages)
     assert notices_of(detection, "gitError") == []
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []
 
 
 def test_timeouts_and_the_deadline_have_defaults() -> None:
@@ -726,6 +731,7 @@ def test_timeouts_and_the_deadline_have_defaults() -> None:
     assert (settings.git_timeout, settings.deadline, settings.home) == (10, 20, None)
 
 
+@pytest.mark.requirement("F3")
 def test_a_separate_git_dir_is_never_offered_as_the_main_worktree(scratch: Path, git: Git) -> None:
     main = scratch / "main"
     git(scratch, "init", "-q", "--separate-git-dir", str(scratch / "store.git"), str(main))
@@ -740,6 +746,7 @@ def test_a_separate_git_dir_is_never_offered_as_the_main_worktree(scratch: Path,
 
 
 @posix_only
+@pytest.mark.requirement("F3")
 def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: Path, repo: Repo) -> None:
     root = repo(scratch / "r")
     hang = "alias.hang=!sleep 60 & sleep 60; echo never"
@@ -747,4 +754,4 @@ def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: 
     with pytest.raises(GitTimedOut, match=r"within 0\.5 s"):
         in_a_thread(lambda: run_git(str(root), ["-c", hang, "hang"], 0.5))
 
-    assert processes_inside(scratch) == []
+    assert left_behind(scratch) == []

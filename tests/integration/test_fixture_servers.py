@@ -18,8 +18,8 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
-
-SERVERS = Path(__file__).resolve().parents[1] / "servers"
+from support.paths import SERVERS
+from support.records import Entry, records
 
 pytestmark = [
     pytest.mark.anyio,
@@ -27,9 +27,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:The roots capability is deprecated:UserWarning"),
     pytest.mark.filterwarnings("ignore:.*use Client.listen\\(\\):UserWarning"),
 ]
-
-Entry = dict[str, Any]
-
 
 @pytest.fixture
 def errlog(tmp_path: Path) -> Iterator[TextIO]:
@@ -56,17 +53,10 @@ async def connect(
         yield client
 
 
-def read_record(path: Path) -> list[Entry]:
-    """The JSON lines recorded so far."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 async def wait_for(path: Path, predicate: Callable[[list[Entry]], bool], timeout: float = 5.0) -> list[Entry]:
     """Poll the record file (written by another process) until ``predicate`` holds for its lines."""
     with anyio.fail_after(timeout):
-        while not predicate(entries := read_record(path)):
+        while not predicate(entries := records(path)):
             await anyio.sleep(0.02)
     return entries
 
@@ -144,7 +134,7 @@ async def test_roots_recorder_in_the_2026_era_asks_for_roots_through_input_requi
         version = client.protocol_version
 
     assert version == "2026-07-28"
-    entries = read_record(record)
+    entries = records(record)
     assert [(entry["trigger"], entry["protocolVersion"]) for entry in entries] == [("input_required", version)]
     content = latest.contents[0]
     assert isinstance(content, types.TextResourceContents)

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hub_harness import configs, peer_server, running_hub
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from support.hub_harness import configs, running_hub
+from support.servers import peer_server
 
 pytestmark = pytest.mark.anyio
 

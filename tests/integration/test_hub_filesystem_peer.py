@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_harness import Harness, configs, folder_candidate, peer_server, running_hub
 from mcp import Client
+from support.folders import folder_candidate
+from support.hub_harness import Harness, configs, running_hub
+from support.servers import peer_server
 
 from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit
@@ -35,6 +37,7 @@ def folders(tmp_path: Path) -> tuple[Path, Path]:
     return first, second
 
 
+@pytest.mark.requirement("A14", "B6")
 async def test_server_filesystem_gets_the_consented_folder_gains_a_second_and_loses_a_revoked_one(
     tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -67,6 +70,7 @@ async def test_server_filesystem_gets_the_consented_folder_gains_a_second_and_lo
     assert audited[-1] == (path_to_uri(canonical_path(second)),)
 
 
+@pytest.mark.requirement("B6")
 async def test_revoking_the_last_folder_restarts_server_filesystem_so_it_forgets_it(
     tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:
@@ -86,6 +90,7 @@ async def test_revoking_the_last_folder_restarts_server_filesystem_so_it_forgets
         assert await allowed_directories(harness.hub.client("fs")) == []
 
 
+@pytest.mark.requirement("B8")
 async def test_a_folder_consented_for_one_server_is_never_seen_by_another(
     tmp_path: Path, folders: tuple[Path, Path]
 ) -> None:

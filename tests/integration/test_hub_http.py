@@ -1,4 +1,4 @@
-"""Streamable HTTP servers through the real hub: the basics in both eras, matrix rows D1–D4 and H2.
+"""Streamable HTTP servers through the real hub: the basics in both eras, docs/security.md D1–D4 and H2.
 
 Fixture servers are real processes on 127.0.0.1 (``tests/servers/http_server.py``, ``tests/servers/http_stub.py``);
 each test waits for ``{"listening": port}`` in the fixture's record file and always kills the process afterwards.
@@ -7,7 +7,6 @@ each test waits for ``{"listening": port}`` in the fixture's record file and alw
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -19,7 +18,9 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from hub_harness import SERVERS, Harness, PeakGrowth, configs, running_hub
+from support.hub_harness import Harness, PeakGrowth, configs, running_hub
+from support.paths import SERVERS
+from support.records import POLL, recorded
 
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import ResourceNotFoundError, UpstreamError
@@ -30,22 +31,9 @@ QUICK = ConnectionSettings(initialize_timeout=5, request_timeout=2, backoff_init
 START_TIMEOUT = 20.0
 """Seconds a fixture process has to start listening (importing the SDK takes a while on a busy machine)."""
 WAIT = 15.0
-POLL = 0.02
 SERVER_ID = "web"
 ITEM_TEMPLATE = "test://items/{category}/{id}"
 SEARCH_TEMPLATE = "test://search{?q}"
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines a fixture recorded so far."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def recorded(path: Path, key: str) -> list[Any]:
-    """The values of ``key`` in the recorded lines, in order."""
-    return [entry[key] for entry in records(path) if key in entry]
 
 
 def http_entry(port: int, path: str = "/mcp") -> dict[str, Any]:
@@ -137,6 +125,7 @@ async def test_an_http_server_connects_lists_and_reads_through_the_hub(tmp_path:
             assert h.state(SERVER_ID) == "running"
 
 
+@pytest.mark.requirement("D1")
 async def test_d1_a_dropped_sse_stream_fails_the_request_quickly_without_a_restart_storm(tmp_path: Path) -> None:
     record = tmp_path / "stub.jsonl"
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=1, backoff_initial=0.05, backoff_max=0.2)
@@ -167,6 +156,7 @@ async def test_d1_a_dropped_sse_stream_fails_the_request_quickly_without_a_resta
             assert recorded(record, "dropped") == ["resources/read"]
 
 
+@pytest.mark.requirement("D2")
 async def test_d2_a_redirect_to_another_origin_is_not_followed(tmp_path: Path) -> None:
     target_record = tmp_path / "target.jsonl"
     redirect_record = tmp_path / "redirector.jsonl"
@@ -194,6 +184,7 @@ async def test_d2_a_redirect_to_another_origin_is_not_followed(tmp_path: Path) -
     ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1:8080/mcp", "file:///etc/passwd"],
     ids=["metadata", "rfc1918", "file"],
 )
+@pytest.mark.requirement("D2")
 async def test_d2_a_redirect_to_a_private_address_or_file_url_is_refused(tmp_path: Path, location: str) -> None:
     record = tmp_path / "redirector.jsonl"
     settings = ConnectionSettings(
@@ -211,6 +202,7 @@ async def test_d2_a_redirect_to_a_private_address_or_file_url_is_refused(tmp_pat
             assert recorded(record, "redirected")
 
 
+@pytest.mark.requirement("D3", "D5")
 async def test_d3_a_lost_session_reconnects_with_a_new_initialize_and_resubscribes(tmp_path: Path) -> None:
     first_record = tmp_path / "first.jsonl"
     second_record = tmp_path / "second.jsonl"
@@ -253,6 +245,7 @@ async def test_d3_a_lost_session_reconnects_with_a_new_initialize_and_resubscrib
                 assert connection.starts == 2
 
 
+@pytest.mark.requirement("D4", "H2")
 async def test_d4_a_gzip_bomb_is_refused_at_the_decoded_size_cap_with_bounded_memory(tmp_path: Path) -> None:
     record = tmp_path / "stub.jsonl"
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_body_bytes=2**20)
@@ -271,6 +264,7 @@ async def test_d4_a_gzip_bomb_is_refused_at_the_decoded_size_cap_with_bounded_me
             assert h.state(SERVER_ID) == "running"
 
 
+@pytest.mark.requirement("H2")
 async def test_h2_a_page_or_a_read_with_too_many_items_over_http_fails_clearly(tmp_path: Path) -> None:
     record = tmp_path / "server.jsonl"
     settings = ConnectionSettings(initialize_timeout=20, request_timeout=20, max_page_items=1000, max_read_contents=10)

@@ -1,4 +1,4 @@
-"""Answers with too many items, through the real hub and stdio transport (security matrix H2).
+"""Answers with too many items, through the real hub and stdio transport (docs/security.md H2).
 
 The fixture (``resources_server.py --fault many-items``) answers listings and reads with 200 000 tiny items in one
 piece, a few MB of JSON. The SDK would validate them into 200 000 pydantic models before the broker saw them; the
@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_harness import PeakGrowth, configs, python_server, running_hub
+from support.hub_harness import PeakGrowth, configs, running_hub
+from support.servers import python_server
 
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import UpstreamError
@@ -21,6 +22,7 @@ MANY = 200_000
 LIMITS = ConnectionSettings(initialize_timeout=20, request_timeout=20, max_page_items=1_000, max_read_contents=100)
 
 
+@pytest.mark.requirement("H2")
 async def test_a_page_a_template_list_or_a_read_with_too_many_items_fails_clearly_with_bounded_memory(
     tmp_path: Path,
 ) -> None:

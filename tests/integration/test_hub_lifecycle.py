@@ -1,5 +1,5 @@
-"""Server processes and protocol faults through the real hub: matrix rows C1–C5, C9–C13, C17, C18, C23,
-and every protocol revision the SDK negotiates."""
+"""Server processes and protocol faults through the real hub (docs/security.md C1–C5, C9–C13, C17, C18, C23), and
+every protocol revision the SDK negotiates."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from hub_harness import configs, folder_candidate, python_server, running_hub
 from mcp import MCPError
+from support.folders import folder_candidate
+from support.hub_harness import configs, running_hub
+from support.processes import alive
+from support.records import recorded_roots, records
+from support.servers import python_server
 
 from host_bridge.hub.config import load_servers
 from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
@@ -25,16 +28,6 @@ pytestmark = pytest.mark.anyio
 QUICK = ConnectionSettings(
     initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, max_crashes=5, crash_window=180
 )
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def root_answers(path: Path) -> list[list[str]]:
-    return [[r["uri"] for r in rec["roots"]] for rec in records(path) if "roots" in rec]
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
@@ -50,8 +43,8 @@ async def test_a_server_pinned_to_each_handshake_revision_connects_and_receives_
         assert h.hub.connection("rec").protocol_version == version
         h.allow("rec", folder)
         expected = [path_to_uri(canonical_path(folder))]
-        await h.recorder.wait_for(lambda: expected in root_answers(record), poll=0.05)
-        assert all(uri in (expected[0],) for answer in root_answers(record) for uri in answer)
+        await h.recorder.wait_for(lambda: expected in recorded_roots(record), poll=0.05)
+        assert all(uri in (expected[0],) for answer in recorded_roots(record) for uri in answer)
 
 
 async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_path: Path) -> None:
@@ -66,9 +59,10 @@ async def test_a_modern_server_receives_roots_through_input_required_rounds(tmp_
         await h.recorder.wait_for(lambda: bool(h.registry.roots_for("rec")))
         result = await h.hub.broker.read("rec", "recorder://roots/latest")
         assert path_to_uri(canonical_path(folder)) in (result.contents[0].text or "")
-        assert [path_to_uri(canonical_path(folder))] in root_answers(record)
+        assert [path_to_uri(canonical_path(folder))] in recorded_roots(record)
 
 
+@pytest.mark.requirement("C13")
 async def test_an_unsupported_revision_fails_once_naming_both_versions_without_restarting(tmp_path: Path) -> None:
     servers = configs(
         {"old": python_server("resources_server", "--fault", "bad-version", "--answer-version", "2099-01-01")}
@@ -82,6 +76,7 @@ async def test_an_unsupported_revision_fails_once_naming_both_versions_without_r
         await h.recorder.wait_for(lambda: h.hub.connection("old").starts == 2 and h.state("old") == "failed")
 
 
+@pytest.mark.requirement("C1")
 async def test_a_server_that_crashes_mid_read_fails_the_read_fast_and_is_restarted(tmp_path: Path) -> None:
     servers = configs({"c": python_server("resources_server", "--fault", "crash-on-read")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
@@ -95,6 +90,7 @@ async def test_a_server_that_crashes_mid_read_fails_the_read_fast_and_is_restart
         )
 
 
+@pytest.mark.requirement("C2")
 async def test_a_crash_loop_stops_after_five_starts_with_a_reason_and_a_restart_revives_it(tmp_path: Path) -> None:
     servers = configs({"loop": python_server("resources_server", "--fault", "crash-at-start")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=QUICK) as h:
@@ -107,6 +103,7 @@ async def test_a_crash_loop_stops_after_five_starts_with_a_reason_and_a_restart_
         await h.recorder.wait_for(lambda: connection.starts > 5)
 
 
+@pytest.mark.requirement("C3")
 async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a_crash(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=1, request_timeout=5, backoff_initial=30, backoff_max=30)
     servers = configs({"mute": python_server("resources_server", "--fault", "hang-initialize")})
@@ -115,6 +112,7 @@ async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a
         assert "handshake within 1 s" in (h.hub.connection("mute").last_error or "")
 
 
+@pytest.mark.requirement("C4")
 async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_session_stays_usable(tmp_path: Path) -> None:
     record = tmp_path / "server.jsonl"
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
@@ -129,6 +127,7 @@ async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_sessi
         assert h.state("slow") == "running"
 
 
+@pytest.mark.requirement("C5")
 async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_stays_usable(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
     servers = configs({"late": python_server("raw_faults", "late-response")})
@@ -141,7 +140,14 @@ async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_
         assert h.state("late") == "running"
 
 
-@pytest.mark.parametrize(("mode", "row"), [("garbage", "C11"), ("stdout-log", "C12"), ("badutf8", "C10")])
+@pytest.mark.parametrize(
+    ("mode", "row"),
+    [
+        pytest.param("garbage", "C11", id="garbage-C11", marks=pytest.mark.requirement("C11")),
+        pytest.param("stdout-log", "C12", id="stdout-log-C12", marks=pytest.mark.requirement("C12")),
+        pytest.param("badutf8", "C10", id="badutf8-C10", marks=pytest.mark.requirement("C10")),
+    ],
+)
 async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
     tmp_path: Path, mode: str, row: str
 ) -> None:
@@ -153,6 +159,21 @@ async def test_malformed_output_is_skipped_and_the_next_message_is_processed(
         assert h.hub.connection("noisy").starts == 1
 
 
+@pytest.mark.requirement("C11")
+async def test_more_malformed_messages_in_a_minute_than_the_budget_restart_the_connection_naming_why(
+    tmp_path: Path,
+) -> None:
+    settings = ConnectionSettings(
+        initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, malformed_budget=2
+    )
+    servers = configs({"noisy": python_server("raw_faults", "garbage")})
+    async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
+        noisy = h.hub.connection("noisy")
+        await h.recorder.wait_for(lambda: noisy.starts >= 2)
+        assert "sent more than 2 malformed messages in a minute" in (noisy.last_error or "")
+
+
+@pytest.mark.requirement("C9")
 async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_cap_while_others_keep_working(
     tmp_path: Path,
 ) -> None:
@@ -171,6 +192,7 @@ async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_ca
         assert h.hub.connection("ok").starts == 1
 
 
+@pytest.mark.requirement("C9")
 async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
     settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_line_bytes=2 * 2**20)
     servers = configs({"wide": python_server("raw_faults", "huge-line", "--mb", "1.5")})
@@ -180,6 +202,7 @@ async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
         assert item.uri == "test://raw/huge"
 
 
+@pytest.mark.requirement("C17")
 async def test_a_server_spamming_roots_list_is_answered_from_the_registry_without_new_prompts(tmp_path: Path) -> None:
     record = tmp_path / "roots.jsonl"
     folder = tmp_path / "proj"
@@ -199,6 +222,7 @@ async def test_a_server_spamming_roots_list_is_answered_from_the_registry_withou
         assert h.hub.connection("spam").state.value == "running"
 
 
+@pytest.mark.requirement("C18")
 async def test_undeclared_server_requests_are_refused(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     servers = configs(
@@ -216,6 +240,7 @@ async def test_undeclared_server_requests_are_refused(tmp_path: Path) -> None:
         assert h.state("ask") == "running"
 
 
+@pytest.mark.requirement("C23")
 async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     servers = configs(
@@ -227,25 +252,14 @@ async def test_stopping_a_server_leaves_no_process_of_its_group_behind(tmp_path:
     (pids,) = [r for r in records(record) if "grandchild" in r]
     try:
         for pid in (pids["grandchild"], pids["server"]):
-            assert not _alive(pid), f"process {pid} survived the stop"
+            assert not alive(pid), f"process {pid} survived the stop"
     finally:
         for pid in (pids["grandchild"], pids["server"]):
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] != "Z"
-    except OSError:
-        return False
-
-
+@pytest.mark.requirement("B8")
 async def test_roots_list_changed_is_sent_only_to_the_server_whose_roots_changed(tmp_path: Path) -> None:
     rec_a, rec_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     folder = tmp_path / "proj"
@@ -281,6 +295,7 @@ async def test_mcp_errors_keep_their_code_through_the_sdk(tmp_path: Path) -> Non
         assert isinstance(caught.value.error, types.ErrorData)
 
 
+@pytest.mark.requirement("A18", "F5")
 async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_never_starts(tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".vscode").mkdir(parents=True)
@@ -302,6 +317,7 @@ async def test_a_workspace_defined_server_waits_for_trust_and_a_distrusted_one_n
         assert "did not trust" in (h.hub.connection("repo-b").last_error or "")
 
 
+@pytest.mark.requirement("A18")
 async def test_withdrawing_trust_from_a_running_workspace_server_stops_it_until_trusted_again(tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".vscode").mkdir(parents=True)

@@ -414,6 +414,7 @@ async def test_a_tampered_cursor_is_refused() -> None:
             await other.list_resources(cursor=cursor)
 
 
+@pytest.mark.requirement("C16")
 async def test_a_repeated_cursor_ends_that_servers_walk_with_a_warning() -> None:
     async with connect({"loop": endless_server("loop", repeat=True), "ok": paged_server("ok", 3, 1)}) as h:
         items, notes, calls = await walk(h.broker)
@@ -422,6 +423,7 @@ async def test_a_repeated_cursor_ends_that_servers_walk_with_a_warning() -> None
     assert calls == 3
 
 
+@pytest.mark.requirement("C16")
 async def test_endless_new_cursors_stop_at_the_page_cap_with_a_warning() -> None:
     settings = ResourceSettings(max_pages=5)
     async with connect({"endless": endless_server("endless", repeat=False)}, settings=settings) as h:
@@ -466,6 +468,7 @@ async def test_query_filters_name_title_uri_and_description_ignoring_case() -> N
         assert [item.uri for item in by_description.items] == ["one://r/0", "two://r/0"]
 
 
+@pytest.mark.requirement("C19")
 async def test_labels_are_sanitized_and_uris_kept_verbatim() -> None:
     async with connect({"evil": hostile_names_server("evil")}) as h:
         page = await h.broker.list_resources()
@@ -486,6 +489,7 @@ async def test_labels_are_sanitized_and_uris_kept_verbatim() -> None:
     }
 
 
+@pytest.mark.requirement("C14")
 async def test_a_server_without_resources_is_left_out_quietly() -> None:
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[])
@@ -538,6 +542,7 @@ async def test_completion_passes_the_context_arguments_and_is_capped_at_100() ->
         assert (await h.broker.complete("plain", "x://{a}", "a", "")).values == ()
 
 
+@pytest.mark.requirement("C19", "C20")
 async def test_a_template_read_expands_and_goes_to_the_owning_server_only() -> None:
     async with connect({"r": read_server("r")}) as h:
         result = await h.broker.read(
@@ -556,6 +561,7 @@ async def test_a_template_read_expands_and_goes_to_the_owning_server_only() -> N
 SMALL = ResourceSettings(max_read_bytes=1024)
 
 
+@pytest.mark.requirement("C22")
 async def test_text_and_blob_reads_pass_through() -> None:
     async with connect({"r": read_server("r")}, settings=SMALL) as h:
         text = await h.broker.read("r", "t://text")
@@ -570,6 +576,7 @@ async def test_text_and_blob_reads_pass_through() -> None:
 
 
 @pytest.mark.parametrize("uri", ["t://big-blob", "t://big-text", "t://wide-text"])
+@pytest.mark.requirement("C8")
 async def test_a_read_over_the_cap_is_too_large(uri: str) -> None:
     async with connect({"r": read_server("r")}, settings=SMALL) as h:
         with pytest.raises(ResourceTooLargeError, match=r"too large \(0\.0 MB, limit 0\.0 MB\)") as caught:
@@ -579,12 +586,14 @@ async def test_a_read_over_the_cap_is_too_large(uri: str) -> None:
 
 
 @pytest.mark.parametrize("uri", ["t://bad64", "t://unpadded"])
+@pytest.mark.requirement("C22")
 async def test_invalid_base64_is_an_upstream_error(uri: str) -> None:
     async with connect({"r": read_server("r")}) as h:
         with pytest.raises(UpstreamError, match=f"returned invalid base64 for {uri}"):
             await h.broker.read("r", uri)
 
 
+@pytest.mark.requirement("C21")
 async def test_contents_for_other_uris_are_dropped() -> None:
     async with connect({"r": read_server("r")}) as h:
         result = await h.broker.read("r", "t://mixed")
@@ -595,6 +604,7 @@ async def test_contents_for_other_uris_are_dropped() -> None:
 
 
 @pytest.mark.parametrize("uri", ["t://missing", "t://invalid", "t://empty"])
+@pytest.mark.requirement("C15")
 async def test_not_found_errors_and_empty_contents_are_all_not_found(uri: str) -> None:
     async with connect({"r": read_server("r")}) as h:
         with pytest.raises(ResourceNotFoundError) as caught:
@@ -613,6 +623,7 @@ async def test_other_server_errors_keep_their_code_and_a_cleaned_message() -> No
     assert "disk on fire" in caught.value.message and "\x1b" not in caught.value.message
 
 
+@pytest.mark.requirement("C4")
 async def test_a_read_that_is_not_answered_times_out_with_a_clear_message() -> None:
     async with connect({"r": read_server("r")}, read_timeout=0.2) as h:
         with pytest.raises(UpstreamError, match=r"did not answer within 0\.2 s") as caught:
@@ -620,6 +631,7 @@ async def test_a_read_that_is_not_answered_times_out_with_a_clear_message() -> N
     assert caught.value.upstream_code == types.REQUEST_TIMEOUT
 
 
+@pytest.mark.requirement("C20")
 async def test_a_uri_over_the_length_limit_is_not_sent() -> None:
     async with connect({"r": read_server("r")}, settings=ResourceSettings(max_uri_length=10)) as h:
         with pytest.raises(InvalidRequestError, match="over the limit of 10"):
@@ -641,6 +653,7 @@ async def test_subscribe_sends_resources_subscribe_without_leaking_the_deprecati
         assert h.broker.subscriptions("s") == frozenset()
 
 
+@pytest.mark.requirement("C7")
 async def test_updates_reach_the_editor_only_for_subscribed_uris() -> None:
     log = SubscribeLog()
     async with connect({"s": subscribing_server("s", log)}) as h, running(h.broker):
@@ -665,6 +678,7 @@ async def test_a_server_without_subscribe_support_or_refusing_raises() -> None:
         assert h.broker.subscriptions("s") == frozenset()
 
 
+@pytest.mark.requirement("C6")
 async def test_a_flood_of_updates_is_delivered_as_a_handful_of_calls() -> None:
     log = SubscribeLog()
     settings = ResourceSettings(update_interval=0.05, max_updates_per_second=1e9)
@@ -682,6 +696,7 @@ async def test_a_flood_of_updates_is_delivered_as_a_handful_of_calls() -> None:
     assert calls < 200
 
 
+@pytest.mark.requirement("C6")
 async def test_an_update_rate_sustained_for_five_seconds_unsubscribes_with_a_notice() -> None:
     log = SubscribeLog()
     now = [100.0]
@@ -734,6 +749,7 @@ def listening_server(name: str, bus: InMemorySubscriptionBus) -> Server[Any]:
     return Server(name, on_list_resources=list_resources, on_subscriptions_listen=ListenHandler(bus))
 
 
+@pytest.mark.requirement("C7")
 async def test_on_a_2026_connection_subscriptions_use_a_listen_stream() -> None:
     bus = InMemorySubscriptionBus()
     async with connect({"n": listening_server("n", bus)}, mode="auto") as h, running(h.broker) as tasks:

@@ -1,4 +1,4 @@
-"""The roots registry on real folders: matrix rows A8, A9, A11, A15, A16, A17, B8."""
+"""The roots registry on real folders (docs/security.md A8, A9, A11, A15–A17, B8)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,7 @@ async def running(grants: Grants) -> AsyncIterator[tuple[RootsRegistry, Recorder
         tasks.cancel_scope.cancel()
 
 
+@pytest.mark.requirement("B8")
 async def test_a_folder_allowed_for_one_server_is_not_advertised_to_another(tmp_path: Path, grants: Grants) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -115,6 +116,7 @@ async def test_a_folder_allowed_for_one_server_is_not_advertised_to_another(tmp_
     assert registry.roots_for("unknown") == ()
 
 
+@pytest.mark.requirement("B6")
 async def test_a_revoked_folder_is_no_longer_answered_even_before_recomputation(
     tmp_path: Path, grants: Grants
 ) -> None:
@@ -130,6 +132,7 @@ async def test_a_revoked_folder_is_no_longer_answered_even_before_recomputation(
     assert await registry.refresh() == {SERVER_A}
 
 
+@pytest.mark.requirement("B8")
 async def test_nothing_is_shared_by_default(tmp_path: Path, grants: Grants) -> None:
     registry = RootsRegistry(grants, poll_interval=None)
     registry.set_candidates([candidate(tmp_path)])
@@ -138,6 +141,7 @@ async def test_nothing_is_shared_by_default(tmp_path: Path, grants: Grants) -> N
     assert registry.roots_for(SERVER_A) == ()
 
 
+@pytest.mark.requirement("A11")
 async def test_allowing_a_parent_does_not_share_a_nested_candidate_and_revoking_it_shares_neither(
     tmp_path: Path, grants: Grants
 ) -> None:
@@ -154,6 +158,7 @@ async def test_allowing_a_parent_does_not_share_a_nested_candidate_and_revoking_
     assert registry.roots_for(SERVER_A) == ()
 
 
+@pytest.mark.requirement("A8")
 async def test_a_symlinked_folder_is_advertised_as_its_real_path(tmp_path: Path, grants: Grants) -> None:
     target = tmp_path / "real"
     target.mkdir()
@@ -178,6 +183,7 @@ async def test_recomputing_without_a_change_announces_nothing(tmp_path: Path, gr
     assert len(recorder.changes) == 1
 
 
+@pytest.mark.requirement("A15")
 async def test_a_deleted_root_is_withdrawn_with_one_change_and_a_notice(
     tmp_path: Path, grants: Grants, running: tuple[RootsRegistry, Recorder]
 ) -> None:
@@ -199,6 +205,7 @@ async def test_a_deleted_root_is_withdrawn_with_one_change_and_a_notice(
     assert grants.is_allowed(FP_A, str(tmp_path.resolve() / "gone")), "consent is kept while the folder is gone"
 
 
+@pytest.mark.requirement("A15")
 async def test_a_renamed_root_is_withdrawn(
     tmp_path: Path, grants: Grants, running: tuple[RootsRegistry, Recorder]
 ) -> None:
@@ -213,6 +220,7 @@ async def test_a_renamed_root_is_withdrawn(
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+@pytest.mark.requirement("A17")
 async def test_a_root_whose_permissions_are_removed_is_withdrawn_and_comes_back_when_restored(
     tmp_path: Path, grants: Grants, running: tuple[RootsRegistry, Recorder]
 ) -> None:
@@ -231,6 +239,7 @@ async def test_a_root_whose_permissions_are_removed_is_withdrawn_and_comes_back_
     assert recorder.notices[-1].access is Access.OK
 
 
+@pytest.mark.requirement("A9")
 async def test_a_retargeted_symlink_withdraws_the_root_until_the_new_target_is_consented(
     tmp_path: Path, grants: Grants, running: tuple[RootsRegistry, Recorder]
 ) -> None:
@@ -256,6 +265,7 @@ async def test_a_retargeted_symlink_withdraws_the_root_until_the_new_target_is_c
     assert all(path_to_uri(canonical_path(secret)) not in uris(roots) for _, roots in recorder.changes)
 
 
+@pytest.mark.requirement("A15")
 async def test_a_root_turned_into_a_file_is_withdrawn(tmp_path: Path, grants: Grants) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -265,6 +275,7 @@ async def test_a_root_turned_into_a_file_is_withdrawn(tmp_path: Path, grants: Gr
     assert check_access(made) is Access.NOT_DIRECTORY
 
 
+@pytest.mark.requirement("E7")
 async def test_a_burst_of_invalidations_gives_one_change_per_server(
     tmp_path: Path, grants: Grants, running: tuple[RootsRegistry, Recorder]
 ) -> None:
@@ -296,6 +307,7 @@ async def test_invalidating_from_another_thread_triggers_a_recomputation(
     assert recorder.changes[-1] == (SERVER_A, ())
 
 
+@pytest.mark.requirement("A16")
 async def test_a_folder_that_hangs_on_stat_is_marked_unavailable_and_answers_keep_coming(
     tmp_path: Path, grants: Grants
 ) -> None:

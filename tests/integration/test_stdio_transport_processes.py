@@ -1,4 +1,5 @@
-"""The stdio transport with real child processes: framing, the line cap (C9), stderr and the process group."""
+"""The stdio transport with real child processes: framing, the line cap (docs/security.md C9), stderr and the process
+group."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import anyio.to_thread
 import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
+from support.processes import alive
 
 from host_bridge.hub import process_groups
 from host_bridge.hub.stdio_transport import stdio_transport
@@ -23,19 +25,11 @@ pytestmark = pytest.mark.anyio
 HELLO = '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}'
 
 
-def running(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
 def child(body: str) -> list[str]:
     return ["-c", textwrap.dedent(body)]
 
 
+@pytest.mark.requirement("C9")
 async def test_messages_arrive_and_an_over_long_line_ends_the_connection_with_the_server_and_the_cap() -> None:
     script = child(
         f"""
@@ -65,6 +59,7 @@ async def test_messages_arrive_and_an_over_long_line_ends_the_connection_with_th
     ]
 
 
+@pytest.mark.requirement("C23")
 async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_gone(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     script = child(
@@ -86,7 +81,7 @@ async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_g
         # The grandchild held stderr too; end-of-file proves the whole process group was ended.
         assert await anyio.to_thread.run_sync(os.read, read_fd, 100) == b""
     os.close(read_fd)
-    assert not running(int(pid_file.read_text())), "a zombie left for init to reap is not running"
+    assert not alive(int(pid_file.read_text())), "a zombie left for init to reap is not running"
 
 
 async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_end() -> None:
@@ -98,6 +93,7 @@ async def test_a_command_that_cannot_start_raises_and_closes_the_stderr_write_en
     os.close(read_fd)
 
 
+@pytest.mark.requirement("C23", "H1")
 async def test_a_running_server_group_is_registered_until_the_transport_has_ended_it() -> None:
     before = process_groups.live_groups()
     read_fd, write_fd = os.pipe()
@@ -112,6 +108,7 @@ async def test_a_running_server_group_is_registered_until_the_transport_has_ende
         assert pgid not in process_groups.live_groups()
 
 
+@pytest.mark.requirement("H1")
 async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes_and_spares_forgotten_ones() -> None:
     def leader() -> subprocess.Popen[bytes]:
         return subprocess.Popen(["sleep", "60"], start_new_session=True)
@@ -133,6 +130,7 @@ async def test_the_reaper_kills_the_groups_still_registered_when_its_pipe_closes
             process.wait()
 
 
+@pytest.mark.requirement("H1")
 async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(tmp_path: Path) -> None:
     pid_file = tmp_path / "leader.pid"
     host = f"""
@@ -148,5 +146,5 @@ async def test_a_host_that_exits_normally_sigkills_every_group_still_registered(
     assert finished.returncode == 0, finished.stderr
     leader = int(pid_file.read_text())
     with anyio.fail_after(5):
-        while running(leader):
+        while alive(leader):
             await anyio.sleep(0.02)

@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+from support.paths import SERVERS
+from support.records import recorded_roots
+
 from host_bridge.uris import canonical_path, path_to_uri
 
-REPO = Path(__file__).resolve().parents[2]
-SERVERS = REPO / "tests" / "servers"
 WAIT = 60.0
 NO_TERMINAL = "no terminal to ask for consent; pass --allow PATH for each folder to share"
 
@@ -43,12 +45,6 @@ def run_connect(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         connect_command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT, check=False
     )
-
-
-def recorded_roots(record: Path) -> list[list[str]]:
-    """The URIs of every ``roots/list`` answer the recorder received, in order."""
-    lines = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return [[root["uri"] for root in line["roots"]] for line in lines if "roots" in line]
 
 
 def consent_roots(storage: Path) -> list[dict[str, Any]]:
@@ -134,6 +130,7 @@ def interrupt(process: subprocess.Popen[bytes], transcript: Transcript) -> int:
     return code
 
 
+@pytest.mark.requirement("B8")
 def test_without_a_terminal_or_allow_nothing_is_shared_and_the_user_is_told_how(tmp_path: Path) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
@@ -153,6 +150,7 @@ def test_without_a_terminal_or_allow_nothing_is_shared_and_the_user_is_told_how(
     assert consent_roots(storage) == []
 
 
+@pytest.mark.requirement("A8")
 def test_allow_shares_exactly_the_canonical_folder_and_remembers_it(tmp_path: Path) -> None:
     real = tmp_path / "project"
     real.mkdir()
@@ -257,6 +255,7 @@ def test_usage_errors_exit_2_before_starting_anything(tmp_path: Path) -> None:
     assert "'nope' is not one of the servers" in unknown_id.stderr
 
 
+@pytest.mark.requirement("F5")
 def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_remembered(tmp_path: Path) -> None:
     yes, no = tmp_path / "yes-folder", tmp_path / "no-folder"
     yes.mkdir()
@@ -313,6 +312,7 @@ def test_the_embedded_server_lists_the_readme_manifest_and_commits_of_an_allowed
     assert "git://" in listed and "/commit/" in listed
 
 
+@pytest.mark.requirement("G3")
 def test_a_folder_inside_one_shared_on_the_terminal_is_not_asked_about(tmp_path: Path) -> None:
     """G3 on the terminal: once acme is shared, packages/ui inside it is noted as visible through it, not asked."""
     acme = tmp_path / "acme"

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hub_harness import REPO, Harness, configs, folder_candidate, running_hub
+from support.folders import Git, Repo, folder_candidate
+from support.hub_harness import Harness, configs, running_hub
+from support.paths import REPO
 
 from host_bridge.hub.errors import ResourceNotFoundError
 from host_bridge.hub.resources import ResourceItem
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = pytest.mark.anyio
-
-Git = Callable[..., str]
-Repo = Callable[..., Path]
 
 SERVER = REPO / "examples" / "workspace_server.py"
 TEMPLATE = "file:///{+path}"

@@ -2,7 +2,7 @@
 
 Listens on ``127.0.0.1:PORT`` (``--port 0``, the default, picks a free port) and accepts any path.
 
-* Default mode, ``drop-sse`` (security matrix D1): ``server/discover`` is answered with JSON-RPC -32601, so a
+* Default mode, ``drop-sse`` (docs/security.md D1): ``server/discover`` is answered with JSON-RPC -32601, so a
   ``mode="auto"`` client falls back to the handshake; ``initialize`` is answered correctly as JSON (negotiating
   ``--version``, default 2025-11-25, with an ``Mcp-Session-Id``); notifications get 202. Every later request is
   answered ``200`` with ``Content-Type: text/event-stream``, one SSE comment, and then the connection is closed in

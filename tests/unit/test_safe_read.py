@@ -1,4 +1,4 @@
-"""Repository files read as hostile input: bounded regular files or a clear refusal (matrix F1)."""
+"""Repository files read as hostile input: bounded regular files or a clear refusal (docs/security.md F1)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from host_bridge.safe_read import RepoFileError, read_repo_file, read_repo_text
+
+pytestmark = pytest.mark.requirement("F1")
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /proc and /dev are POSIX")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self is Linux")

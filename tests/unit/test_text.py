@@ -1,10 +1,12 @@
-"""Text from outside shown so that nothing in it is invisible (matrix F7)."""
+"""Text from outside shown so that nothing in it is invisible (docs/security.md F7)."""
 
 from __future__ import annotations
 
 import pytest
 
 from host_bridge.text import visible
+
+pytestmark = pytest.mark.requirement("F7")
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""HTTP response bodies are decoded by host_bridge itself and cut off at a decoded-size cap (matrix D4)."""
+"""HTTP response bodies are decoded by host_bridge itself and cut off at a decoded-size cap (docs/security.md D4)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from host_bridge.hub.http_transport import BodyRefusedError, BodyTooLargeError, body_cap
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.requirement("D4")]
 
 TEXT = b'{"jsonrpc": "2.0", "id": 1, "result": {}}' + b" " * 5000
 

@@ -29,6 +29,7 @@ def test_broken_jsonc_names_line_and_column() -> None:
         loads_jsonc('{\n "a": }')
 
 
+@pytest.mark.requirement("F5")
 def test_a_vscode_mcp_json_server_is_loaded_with_variables_substituted(tmp_path: Path) -> None:
     write(
         tmp_path / ".vscode" / "mcp.json",
@@ -104,6 +105,7 @@ def test_a_bad_entry_is_reported_with_file_id_and_reason_and_the_others_still_lo
     assert "must be an object" in reasons["notobj"]
 
 
+@pytest.mark.requirement("F1")
 def test_an_unparsable_config_file_is_reported_and_other_files_still_load(tmp_path: Path) -> None:
     write(tmp_path / ".vscode" / "mcp.json", '{"servers": {')
     write(tmp_path / ".mcp.json", json.dumps({"mcpServers": {"ok": {"command": "srv"}}}))
@@ -114,6 +116,7 @@ def test_an_unparsable_config_file_is_reported_and_other_files_still_load(tmp_pa
     assert "is not valid JSON" in problem.message and "line 1" in problem.message
 
 
+@pytest.mark.requirement("F5")
 def test_a_duplicate_id_keeps_the_first_definition_and_reports_the_second(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", json.dumps({"mcpServers": {"fs": {"command": "evil"}}}))
     result = load_servers({"fs": {"command": "good"}}, [str(tmp_path)])
@@ -121,6 +124,7 @@ def test_a_duplicate_id_keeps_the_first_definition_and_reports_the_second(tmp_pa
     assert "already defined in settings" in result.problems[0].message
 
 
+@pytest.mark.requirement("A18")
 def test_workspace_files_are_not_read_when_reading_is_off(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", json.dumps({"mcpServers": {"fs": {"command": "srv"}}}))
     assert load_servers(None, [str(tmp_path)], read_workspace=False).servers == ()
@@ -134,6 +138,7 @@ def test_an_env_file_is_merged_under_explicit_env(tmp_path: Path) -> None:
     assert server.env == {"A": "1", "B": "two", "C": "x"}
 
 
+@pytest.mark.requirement("F1")
 def test_a_missing_env_file_is_a_problem_of_that_entry(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", json.dumps({"mcpServers": {"s": {"command": "srv", "envFile": "nope.env"}}}))
     result = load_servers(None, [str(tmp_path)])
@@ -142,6 +147,7 @@ def test_a_missing_env_file_is_a_problem_of_that_entry(tmp_path: Path) -> None:
     assert "does not exist" in result.problems[0].message
 
 
+@pytest.mark.requirement("F1")
 def test_config_files_and_env_files_that_are_not_regular_utf8_files_are_one_problem_each(tmp_path: Path) -> None:
     """F1: a FIFO, a link to the sidecar's own input, a bad byte, a deep nest — each is one problem, nothing hangs,
     and the user's own servers still load."""
@@ -174,6 +180,7 @@ def test_config_files_and_env_files_that_are_not_regular_utf8_files_are_one_prob
     "change",
     [{"command": "other"}, {"args": ["x", "y"]}, {"env": {"K": "2"}}, {"cwd": "/elsewhere"}],
 )
+@pytest.mark.requirement("B7")
 def test_any_launch_change_gives_a_new_fingerprint(change: dict[str, object]) -> None:
     base: dict[str, object] = {"command": "srv", "args": ["x"], "env": {"K": "1"}, "cwd": "/w"}
     (before,) = load_servers({"s": base}, []).servers

@@ -1,14 +1,17 @@
-"""Item caps of answers, checked on the parsed JSON before the SDK validates it (matrix H2)."""
+"""Item caps of answers, checked on the parsed JSON before the SDK validates it (docs/security.md H2)."""
 
 from __future__ import annotations
 
 import json
 
 import mcp_types as types
+import pytest
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub.limits import ANSWER_OVER_LIMIT, AnswerLimits
 from host_bridge.hub.stdio_transport import parse_line
+
+pytestmark = pytest.mark.requirement("H2")
 
 
 def request(msg_id: int | str, method: str) -> types.JSONRPCRequest:

@@ -73,6 +73,7 @@ def test_crlf_keeps_the_carriage_return_which_json_reads_as_whitespace() -> None
     assert tags([parse_line(line)]) == ["crlf"]
 
 
+@pytest.mark.requirement("C9")
 def test_a_line_exactly_at_the_cap_is_accepted() -> None:
     splitter = LineSplitter(10)
     assert splitter.feed(b"0123456789\n") == [b"0123456789"]
@@ -82,6 +83,7 @@ def test_a_line_exactly_at_the_cap_is_accepted() -> None:
 
 
 @pytest.mark.parametrize("chunks", [[b"0123456789A\n"], [b"01234", b"56789A"], [b"0123456789", b"A\n"]])
+@pytest.mark.requirement("C9")
 def test_one_byte_over_the_cap_is_refused_whether_or_not_its_newline_arrived(chunks: list[bytes]) -> None:
     splitter = LineSplitter(10)
     lines = [line for chunk in chunks for line in splitter.feed(chunk)]
@@ -89,12 +91,14 @@ def test_one_byte_over_the_cap_is_refused_whether_or_not_its_newline_arrived(chu
     assert splitter.pending == 0
 
 
+@pytest.mark.requirement("C9")
 def test_lines_before_an_over_long_one_in_the_same_read_are_not_lost_to_the_caller() -> None:
     splitter = LineSplitter(10)
     assert splitter.feed(b"ok\n" + b"x" * 11 + b"\nlater\n") == [b"ok"]
     assert splitter.overflowed
 
 
+@pytest.mark.requirement("C9")
 def test_the_error_for_an_over_long_line_names_the_cap() -> None:
     error = LineTooLongError(10)
     assert "longer than 10 bytes" in str(error) and error.limit == 10
@@ -111,15 +115,18 @@ def test_a_valid_line_becomes_the_sdks_session_message() -> None:
     "line",
     [b"this is not JSON", b'{"jsonrpc": "2.0"}', b'[{"jsonrpc": "2.0", "method": "x"}]', b'{"id": 1, "result": {}}'],
 )
+@pytest.mark.requirement("C11")
 def test_a_line_that_is_not_a_json_rpc_message_is_returned_as_an_exception(line: bytes) -> None:
     assert isinstance(parse_line(line), ValueError)
 
 
+@pytest.mark.requirement("C10")
 def test_invalid_utf8_inside_a_string_is_replaced_as_the_sdk_reader_does() -> None:
     message = parse_line(b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "a\xffb"}}')
     assert tags([message]) == ["a\ufffdb"]
 
 
+@pytest.mark.requirement("C11", "C12")
 async def test_invalid_lines_reach_the_session_as_exceptions_between_the_messages() -> None:
     items = await delivered([notification("first") + b"\nnot json\n", notification("second") + b"\n"])
     assert tags(items) == ["first", "error", "second"]
@@ -136,6 +143,7 @@ async def test_an_unfinished_line_at_end_of_file_is_dropped_with_a_warning(caplo
     assert "ended inside a line; ignored its last 20 bytes" in caplog.text
 
 
+@pytest.mark.requirement("C9")
 async def test_an_over_long_line_stops_delivery_after_the_lines_before_it() -> None:
     sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
     stream = Chunks([notification("before") + b"\n" + b"x" * 600, b"x" * 600, notification("after") + b"\n"])
@@ -156,6 +164,7 @@ async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_let
     assert isinstance(release.message.id, str) and release.message.result == {}
 
 
+@pytest.mark.requirement("E1", "H1")
 def test_a_servers_whole_stop_sequence_fits_in_the_sidecars_stop_budget() -> None:
     from host_bridge.lsp.server import STOP_TIMEOUT
 

@@ -19,6 +19,7 @@ def slice_size(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 4, 5, 47, 48, 1000])
+@pytest.mark.requirement("C8")
 def test_valid_base64_is_sized_as_its_decoded_bytes(slice_size: int, length: int) -> None:
     data = os.urandom(length)
     assert base64_size(base64.b64encode(data).decode()) == length
@@ -40,6 +41,7 @@ def test_valid_base64_is_sized_as_its_decoded_bytes(slice_size: int, length: int
         "not base64!!",
     ],
 )
+@pytest.mark.requirement("C22")
 def test_invalid_base64_is_refused(slice_size: int, blob: str) -> None:
     with pytest.raises(ValueError):
         base64_size(blob)
@@ -48,5 +50,6 @@ def test_invalid_base64_is_refused(slice_size: int, blob: str) -> None:
 @pytest.mark.parametrize(
     "text", ["", "plain ascii", "héllo wörld" * 10_000, "日本語🙂" * 30_000, "lone \ud800 surrogate"]
 )
+@pytest.mark.requirement("C8")
 def test_the_utf8_size_of_a_text_counts_encoded_bytes(slice_size: int, text: str) -> None:
     assert _utf8_size(text) == len(text.encode("utf-8", "surrogatepass"))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from host_bridge.hub.resources import sanitize_label
+
+pytestmark = pytest.mark.requirement("C19")
 
 
 def test_labels_lose_ansi_sequences_and_control_characters() -> None:

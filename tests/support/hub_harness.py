@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,24 +17,11 @@ from host_bridge.hub.connection import ConnectionSettings, ServerStatus
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.resources import ResourceSettings
 from host_bridge.roots import RootsRegistry
-from host_bridge.uris import canonical_path, path_to_uri
+from host_bridge.uris import canonical_path
 from host_bridge.workspace.models import Candidate
+from support.processes import reset_peak, status_kib
 
-REPO = Path(__file__).resolve().parents[2]
-SERVERS = REPO / "tests" / "servers"
-PEERS = REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol"
 WAIT = 30.0
-
-
-def python_server(name: str, *args: str) -> dict[str, Any]:
-    """Config entry running one of our fixture servers with this interpreter."""
-    return {"type": "stdio", "command": sys.executable, "args": [str(SERVERS / f"{name}.py"), *args]}
-
-
-def peer_server(package: str, *args: str) -> dict[str, Any]:
-    """Config entry running a pinned reference server from tests/peers."""
-    node = shutil.which("node") or "node"
-    return {"type": "stdio", "command": node, "args": [str(PEERS / package / "dist" / "index.js"), *args]}
 
 
 def configs(entries: dict[str, dict[str, Any]]) -> list[ServerConfig]:
@@ -44,12 +29,6 @@ def configs(entries: dict[str, dict[str, Any]]) -> list[ServerConfig]:
     result = load_servers(entries, [])
     assert not result.problems, result.problems
     return list(result.servers)
-
-
-def folder_candidate(folder: Path, name: str | None = None) -> Candidate:
-    """A workspace-folder candidate for an existing directory."""
-    real = canonical_path(folder)
-    return Candidate(uri=path_to_uri(real), name=name or folder.name, kinds=("workspaceFolder",))
 
 
 @dataclass
@@ -152,15 +131,6 @@ async def running_hub(
         yield Harness(core.hub, core.policy, core.registry, recorder, storage)
 
 
-def status_kib(field: str, pid: int | str = "self") -> int:
-    """A ``VmRSS``/``VmHWM`` line of ``/proc/PID/status``, in KiB."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/{pid}/status")
-
-
 class PeakGrowth:
     """How far this process's resident memory peaked above where it stood when the block began, in MiB.
 
@@ -171,10 +141,8 @@ class PeakGrowth:
         self.mib = 0.0
 
     def __enter__(self) -> PeakGrowth:
-        with open("/proc/self/clear_refs", "w") as clear:
-            clear.write("5")
-        self._start = status_kib("VmRSS")
+        self._start = reset_peak("self")
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.mib = (status_kib("VmHWM") - self._start) / 1024
+        self.mib = (status_kib("self", "VmHWM") - self._start) / 1024

@@ -1,4 +1,4 @@
-"""The durable consent store: round trips, file safety and bad files (security matrix B1, B2, B5)."""
+"""The durable consent store: round trips, file safety and bad files (docs/security.md B1, B2, B5)."""
 
 from __future__ import annotations
 
@@ -147,6 +147,7 @@ def test_a_relative_path_is_refused(storage: Path) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_the_store_folder_is_created_0700_and_the_file_0600(storage: Path) -> None:
     opened(storage).set_root(SERVER, PROJECT, "allow")
 
@@ -155,6 +156,7 @@ def test_the_store_folder_is_created_0700_and_the_file_0600(storage: Path) -> No
     assert stat.S_IMODE((storage / "consent.lock").stat().st_mode) & 0o077 == 0
 
 
+@pytest.mark.requirement("B4")
 def test_each_save_keeps_the_previous_file_as_the_backup(storage: Path) -> None:
     store = opened(storage)
     store.set_root(SERVER, PROJECT, "allow")
@@ -167,6 +169,7 @@ def test_each_save_keeps_the_previous_file_as_the_backup(storage: Path) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_file_readable_by_others_is_tightened_to_0600_on_the_next_write(storage: Path) -> None:
     path = write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     path.chmod(0o644)
@@ -179,6 +182,7 @@ def test_a_file_readable_by_others_is_tightened_to_0600_on_the_next_write(storag
     assert stat.S_IMODE(store.backup_path.stat().st_mode) == 0o600
 
 
+@pytest.mark.requirement("G1")
 def test_a_change_by_another_process_is_seen_on_reload(storage: Path) -> None:
     store = opened(storage)
     assert not store.reload()
@@ -197,6 +201,7 @@ def test_reload_after_this_store_saved_finds_nothing_new(storage: Path) -> None:
     assert not store.reload()
 
 
+@pytest.mark.requirement("B3")
 def test_a_write_keeps_decisions_another_process_saved_since_this_one_read(storage: Path) -> None:
     mine, theirs = opened(storage), opened(storage)
     theirs.set_root(OTHER, PROJECT, "allow")
@@ -233,6 +238,7 @@ CORRUPT_FILES = {
 
 
 @pytest.mark.parametrize("content", CORRUPT_FILES.values(), ids=CORRUPT_FILES.keys())
+@pytest.mark.requirement("B1", "B2")
 def test_a_corrupt_file_fails_closed_and_is_kept_byte_identical(storage: Path, content: bytes) -> None:
     write_file(storage, content)
     store = ConsentStore(storage)
@@ -250,6 +256,7 @@ def test_a_corrupt_file_fails_closed_and_is_kept_byte_identical(storage: Path, c
     assert not store.file_path.exists()
 
 
+@pytest.mark.requirement("B1")
 def test_a_corrupt_file_is_reported_once_and_logged(storage: Path, caplog: pytest.LogCaptureFixture) -> None:
     write_file(storage, b"{")
     store = ConsentStore(storage)
@@ -263,6 +270,7 @@ def test_a_corrupt_file_is_reported_once_and_logged(storage: Path, caplog: pytes
     assert store.problem is not None and not store.blocked
 
 
+@pytest.mark.requirement("B1")
 def test_the_next_decision_after_a_corrupt_file_starts_a_fresh_file(storage: Path) -> None:
     write_file(storage, b"{broken")
     store = ConsentStore(storage)
@@ -276,6 +284,7 @@ def test_the_next_decision_after_a_corrupt_file_starts_a_fresh_file(storage: Pat
     assert store.problem is None
 
 
+@pytest.mark.requirement("B1")
 def test_the_corrupt_file_message_points_to_a_valid_backup(storage: Path) -> None:
     store = opened(storage)
     store.set_root(SERVER, PROJECT, "allow")
@@ -287,6 +296,7 @@ def test_the_corrupt_file_message_points_to_a_valid_backup(storage: Path) -> Non
     assert "restore" in str(caught.value)
 
 
+@pytest.mark.requirement("B1")
 def test_a_second_corrupt_file_in_the_same_second_does_not_overwrite_the_first(storage: Path) -> None:
     for content in (b"first", b"second"):
         write_file(storage, content)
@@ -296,6 +306,7 @@ def test_a_second_corrupt_file_in_the_same_second_does_not_overwrite_the_first(s
     assert sorted(p.read_bytes() for p in corrupt_copies(storage)) == [b"first", b"second"]
 
 
+@pytest.mark.requirement("B2")
 def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path) -> None:
     content = json.dumps({"version": 99, "roots": [{"anything": "new"}], "grants": {}}).encode()
     path = write_file(storage, content)
@@ -318,6 +329,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path
     assert not store.backup_path.exists()
 
 
+@pytest.mark.requirement("B2")
 def test_a_newer_file_replaced_by_a_valid_one_is_used_after_reload(storage: Path) -> None:
     path = write_file(storage, b'{"version": 3}')
     store = ConsentStore(storage)
@@ -341,6 +353,7 @@ def assert_refused(store: ConsentStore, *, match: str) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_consent_file_that_is_a_symlink_is_refused(storage: Path, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere.json"
     target.write_bytes(valid_file((SERVER, PROJECT, "allow")))
@@ -357,6 +370,7 @@ def test_a_consent_file_that_is_a_symlink_is_refused(storage: Path, tmp_path: Pa
 
 @posix_only
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
+@pytest.mark.requirement("B5")
 def test_a_consent_file_writable_by_others_is_refused(storage: Path, mode: int) -> None:
     path = write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     path.chmod(mode)
@@ -366,6 +380,7 @@ def test_a_consent_file_writable_by_others_is_refused(storage: Path, mode: int) 
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+@pytest.mark.requirement("B5")
 def test_a_consent_file_owned_by_another_user_is_refused(storage: Path) -> None:
     path = write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     os.chown(path, 65534, 65534)
@@ -374,6 +389,7 @@ def test_a_consent_file_owned_by_another_user_is_refused(storage: Path) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_consent_file_that_is_a_named_pipe_is_refused_without_hanging(storage: Path) -> None:
     storage.mkdir(parents=True, mode=0o700)
     os.mkfifo(storage / "consent.json", 0o600)
@@ -382,6 +398,7 @@ def test_a_consent_file_that_is_a_named_pipe_is_refused_without_hanging(storage:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_lock_file_that_is_a_symlink_is_refused(storage: Path, tmp_path: Path) -> None:
     write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     (storage / "consent.lock").symlink_to(tmp_path / "victim")
@@ -391,6 +408,7 @@ def test_a_lock_file_that_is_a_symlink_is_refused(storage: Path, tmp_path: Path)
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_store_folder_writable_by_others_is_refused(storage: Path) -> None:
     write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     storage.chmod(0o777)
@@ -399,6 +417,7 @@ def test_a_store_folder_writable_by_others_is_refused(storage: Path) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_fixing_an_unsafe_file_and_reloading_restores_its_decisions(storage: Path) -> None:
     path = write_file(storage, valid_file((SERVER, PROJECT, "allow")))
     path.chmod(0o666)
@@ -429,6 +448,7 @@ def v1_file(roots: list[tuple[str, str, str, str]], trust: list[tuple[str, bool,
     ).encode()
 
 
+@pytest.mark.requirement("G4")
 def test_a_version_1_decision_binds_to_the_first_server_with_its_id_and_launch_config_and_no_other(
     storage: Path,
 ) -> None:
@@ -450,6 +470,7 @@ def test_a_version_1_decision_binds_to_the_first_server_with_its_id_and_launch_c
     assert json.loads((storage / "consent.json").read_text())["version"] == 2
 
 
+@pytest.mark.requirement("G4")
 def test_a_version_1_decision_shared_by_several_server_ids_is_dropped_and_asked_again(
     storage: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -476,6 +497,7 @@ def test_a_version_1_decision_shared_by_several_server_ids_is_dropped_and_asked_
     assert "2 decision(s)" in caplog.text and "asked again" in caplog.text
 
 
+@pytest.mark.requirement("G4")
 def test_a_version_1_record_without_a_server_id_is_dropped(storage: Path) -> None:
     write_file(storage, v1_file([(SERVER.fingerprint, PROJECT, "allow", "")]))
 

@@ -90,6 +90,7 @@ def test_markers_without_metadata_mark_a_project_but_give_no_name(file_name: str
         ("package.json", '{"name": "bad\\u0000name"}'),
     ],
 )
+@pytest.mark.requirement("F1")
 def test_an_invalid_or_unnamed_manifest_yields_no_name_and_never_raises(file_name: str, text: str) -> None:
     assert markers.name_from_manifest(file_name, text) is None
 
@@ -123,12 +124,14 @@ def test_a_broken_manifest_gives_way_to_the_next_one(tmp_path: Path) -> None:
     assert markers.project_name(str(tmp_path), ["pyproject.toml", "package.json"]) == "js-name"
 
 
+@pytest.mark.requirement("F1")
 def test_reading_stops_at_the_cap(tmp_path: Path) -> None:
     big = tmp_path / "package.json"
     big.write_bytes(b"x" * (markers.MAX_READ + 10))
     assert len(markers.read_text(str(big)) or "") == markers.MAX_READ
 
 
+@pytest.mark.requirement("F1")
 def test_a_symlinked_manifest_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "real.json").write_text('{"name": "outside"}')
     (tmp_path / "package.json").symlink_to(tmp_path / "real.json")
@@ -136,6 +139,7 @@ def test_a_symlinked_manifest_is_not_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
+@pytest.mark.requirement("F1")
 def test_a_fifo_named_like_a_manifest_does_not_block(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "package.json")
     assert markers.read_text(str(tmp_path / "package.json")) is None
@@ -256,10 +260,12 @@ def name_in_a_child(file_name: str, text_expression: str) -> str:
     ["'<!--' * 30_000", "'<project><a' + 'b' * 120_000", "'<project>' + '<a x=\"1\">' * 13_000"],
     ids=["unclosed-comments", "endless-tag-name", "nested-unclosed-tags"],
 )
+@pytest.mark.requirement("F2")
 def test_a_crafted_120_kb_pom_is_parsed_in_linear_time(pom: str) -> None:
     assert name_in_a_child("pom.xml", pom) == "None"
 
 
+@pytest.mark.requirement("F2")
 def test_a_pom_with_entities_or_a_dtd_gives_no_name() -> None:
     bomb = (
         '<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
@@ -283,6 +289,7 @@ def test_a_pom_artifact_id_with_escaped_characters_is_decoded() -> None:
     ],
     ids=["json", "jsonc", "toml", "xml"],
 )
+@pytest.mark.requirement("F1", "F2")
 def test_manifests_nested_100_000_deep_give_no_name_quickly_and_never_raise(file_name: str, text: str) -> None:
     assert name_in_a_child(file_name, text) == "None"
 
@@ -291,10 +298,12 @@ def test_brackets_inside_json_strings_do_not_count_as_nesting() -> None:
     assert markers.name_from_manifest("package.json", '{"name": "x", "d": "' + "[" * 500 + '"}') == "x"
 
 
+@pytest.mark.requirement("F2")
 def test_a_go_mod_of_blank_lines_is_read_in_linear_time() -> None:
     assert name_in_a_child("go.mod", "' \\n' * 120_000") == "None"
 
 
+@pytest.mark.requirement("F2")
 def test_an_invalid_member_glob_is_set_aside_and_the_other_patterns_still_match() -> None:
     patterns = MemberPatterns.of(["[z-a]", "packages/*"])
     assert patterns.matches("packages/web")
@@ -302,6 +311,7 @@ def test_an_invalid_member_glob_is_set_aside_and_the_other_patterns_still_match(
     assert not patterns.matches("other")
 
 
+@pytest.mark.requirement("F2")
 def test_member_globs_built_to_backtrack_are_matched_in_linear_time() -> None:
     code = (
         "from host_bridge.workspace.markers import MemberPatterns\n"
@@ -311,12 +321,14 @@ def test_member_globs_built_to_backtrack_are_matched_in_linear_time() -> None:
     assert finishes_in_a_child(code) == "False False True"
 
 
+@pytest.mark.requirement("F2")
 def test_member_patterns_beyond_the_cap_are_reported_as_rejected() -> None:
     patterns = MemberPatterns.of([f"p{i}" for i in range(markers.MAX_PATTERNS + 2)])
     assert patterns.rejected == (f"p{markers.MAX_PATTERNS}", f"p{markers.MAX_PATTERNS + 1}")
     assert patterns.matches("p0")
 
 
+@pytest.mark.requirement("F1")
 def test_a_manifest_that_is_not_utf8_is_refused_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_bytes(b'{"name": "caf\xe9"}')
     with pytest.raises(RepoFileError, match=r"package\.json.*not valid UTF-8"):

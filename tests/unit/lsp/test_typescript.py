@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
 from host_bridge.lsp import methods
 from host_bridge.lsp.typescript import generate, main
 
-MIRROR = Path(__file__).resolve().parents[2] / "vscode-extension" / "src" / "protocol.ts"
+MIRROR = REPO / "vscode-extension" / "src" / "protocol.ts"
 
 
 def test_the_committed_typescript_mirror_is_what_the_models_generate() -> None:

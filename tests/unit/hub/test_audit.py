@@ -34,6 +34,7 @@ def test_an_answer_is_recorded_with_its_server_identity(tmp_path: Path) -> None:
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_in_a_world_writable_storage_folder_nothing_is_appended_to_a_file_placed_there(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -53,6 +54,7 @@ def test_in_a_world_writable_storage_folder_nothing_is_appended_to_a_file_placed
 
 
 @posix_only
+@pytest.mark.requirement("B5")
 def test_a_log_file_that_is_a_symlink_is_refused_even_in_a_private_folder(tmp_path: Path) -> None:
     storage = tmp_path / "storage"
     storage.mkdir(mode=0o700)

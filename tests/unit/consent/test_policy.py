@@ -1,17 +1,14 @@
-"""Consent decisions as host_bridge uses them, server identities and fingerprints (security matrix B7, G2, G4)."""
+"""Consent decisions as host_bridge uses them, server identities and fingerprints (docs/security.md B7, G2, G4)."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from support.consent_store import lock_held
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import ServerIdentity
@@ -46,18 +43,6 @@ def policy_over(storage: Path, *, lock_timeout: float = 5.0) -> ConsentPolicy:
     return ConsentPolicy(store)
 
 
-@contextmanager
-def lock_held(storage: Path) -> Iterator[None]:
-    """Hold the store's lock the way another window would (a separate open file description)."""
-    storage.mkdir(mode=0o700, exist_ok=True)
-    fd = os.open(storage / "consent.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 @pytest.fixture
 def policy(storage: Path) -> ConsentPolicy:
     return policy_over(storage)
@@ -73,6 +58,7 @@ class Recorder:
         self.calls.append(servers)
 
 
+@pytest.mark.requirement("B8")
 def test_nothing_is_allowed_until_the_user_decides(policy: ConsentPolicy) -> None:
     assert policy.decision(SERVER, PROJECT) is None
     assert not policy.is_allowed(SERVER, PROJECT)
@@ -192,6 +178,7 @@ def test_change_callbacks_receive_the_affected_servers(policy: ConsentPolicy) ->
     assert seen.calls == [frozenset({SERVER.key}), frozenset({OTHER.key}), frozenset({SERVER.key})]
 
 
+@pytest.mark.requirement("G1")
 def test_changes_by_another_process_reach_callbacks_on_reload(storage: Path, policy: ConsentPolicy) -> None:
     seen = Recorder()
     policy.on_change(seen)
@@ -239,6 +226,7 @@ def blocked_policy(storage: Path) -> ConsentPolicy:
     return ConsentPolicy(store)
 
 
+@pytest.mark.requirement("B2", "G2")
 def test_a_blocked_store_shares_only_session_decisions(storage: Path) -> None:
     policy = blocked_policy(storage)
     assert not policy.is_allowed(SERVER, PROJECT)
@@ -248,6 +236,7 @@ def test_a_blocked_store_shares_only_session_decisions(storage: Path) -> None:
     assert policy.is_allowed(SERVER, "/home/u/other")
 
 
+@pytest.mark.requirement("B2", "G2")
 def test_a_blocked_store_holds_an_allow_for_this_session_only_and_says_why(storage: Path) -> None:
     policy = blocked_policy(storage)
 
@@ -259,6 +248,7 @@ def test_a_blocked_store_holds_an_allow_for_this_session_only_and_says_why(stora
     assert isinstance(raised.value.cause, ConsentStoreError)
 
 
+@pytest.mark.requirement("G2")
 def test_a_trust_answer_that_cannot_be_saved_holds_for_the_session(storage: Path) -> None:
     policy = blocked_policy(storage)
 
@@ -268,6 +258,7 @@ def test_a_trust_answer_that_cannot_be_saved_holds_for_the_session(storage: Path
     assert policy.trusted(SERVER) is True
 
 
+@pytest.mark.requirement("G2")
 def test_deny_withdraws_a_session_allow_even_when_it_cannot_be_saved(storage: Path) -> None:
     policy = blocked_policy(storage)
     seen = Recorder()
@@ -282,6 +273,7 @@ def test_deny_withdraws_a_session_allow_even_when_it_cannot_be_saved(storage: Pa
     assert seen.calls == [frozenset({SERVER.key}), frozenset({SERVER.key})]
 
 
+@pytest.mark.requirement("G2", "G5")
 def test_a_deny_that_cannot_be_saved_still_withdraws_a_saved_allow(storage: Path) -> None:
     """G2: another process holds the lock past the timeout (a stuck window); the deny applies anyway."""
     policy = policy_over(storage, lock_timeout=0.2)
@@ -294,6 +286,7 @@ def test_a_deny_that_cannot_be_saved_still_withdraws_a_saved_allow(storage: Path
     assert policy_over(storage).decision(SERVER, PROJECT) is Decision.ALLOW
 
 
+@pytest.mark.requirement("G2", "G5")
 def test_a_forget_that_cannot_be_saved_stops_sharing_in_this_process(storage: Path) -> None:
     policy = policy_over(storage, lock_timeout=0.2)
     policy.set(SERVER, PROJECT, Decision.ALLOW)
@@ -305,6 +298,7 @@ def test_a_forget_that_cannot_be_saved_stops_sharing_in_this_process(storage: Pa
     assert policy.decisions_for(SERVER) == {}
 
 
+@pytest.mark.requirement("G2", "G5")
 def test_an_allow_that_cannot_be_saved_is_shared_for_this_session_only(storage: Path) -> None:
     policy = policy_over(storage, lock_timeout=0.2)
 
@@ -316,6 +310,7 @@ def test_an_allow_that_cannot_be_saved_is_shared_for_this_session_only(storage: 
     assert policy_over(storage).decision(SERVER, PROJECT) is None
 
 
+@pytest.mark.requirement("G5")
 def test_a_reader_is_not_held_up_by_a_writer_waiting_for_the_lock(storage: Path) -> None:
     """G5: answering roots/list must not wait while another window holds the store's lock."""
     policy = policy_over(storage, lock_timeout=2.0)
@@ -338,6 +333,7 @@ def test_a_reader_is_not_held_up_by_a_writer_waiting_for_the_lock(storage: Path)
     writer.join(10)
 
 
+@pytest.mark.requirement("G4")
 def test_two_servers_with_the_same_launch_config_never_share_an_answer(storage: Path, policy: ConsentPolicy) -> None:
     """G4: consent belongs to (where defined, id, fingerprint), not to the command line alone."""
     a = ServerIdentity(source="settings", server_id="a", fingerprint=FINGERPRINT)
@@ -354,6 +350,7 @@ def test_two_servers_with_the_same_launch_config_never_share_an_answer(storage: 
     assert (reopened.decision(a, PROJECT), reopened.decision(b, PROJECT)) == (Decision.DENY, Decision.ALLOW)
 
 
+@pytest.mark.requirement("B3")
 def test_grants_from_many_threads_are_all_saved(storage: Path, policy: ConsentPolicy) -> None:
     def grant(worker: int) -> None:
         for i in range(20):
@@ -387,6 +384,7 @@ def test_the_fingerprint_is_a_sha256_digest() -> None:
         {"transport": "http"},
     ],
 )
+@pytest.mark.requirement("B7")
 def test_any_change_of_the_launch_config_changes_the_fingerprint(changed: dict[str, object]) -> None:
     assert fingerprint(SPEC.model_copy(update=changed)) != FINGERPRINT
 
@@ -399,6 +397,7 @@ def test_the_fingerprint_ignores_env_order_and_header_name_case() -> None:
     assert fingerprint(http) == fingerprint(same)
 
 
+@pytest.mark.requirement("B7")
 def test_consent_given_before_a_config_change_does_not_carry_over(policy: ConsentPolicy) -> None:
     policy.set(SERVER, PROJECT, Decision.ALLOW)
 

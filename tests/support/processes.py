@@ -1,10 +1,12 @@
-"""Looking at processes from the e2e tests (Linux ``/proc``)."""
+"""Looking at processes from the tests (Linux ``/proc``): children, liveness, memory, leftovers."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterable
+from pathlib import Path
 
 REAPER_SCRIPT = "_reaper.py"
 """How the sidecar's reaper (host_bridge/hub/_reaper.py) shows in its command line."""
@@ -62,8 +64,8 @@ async def until_gone(pids: Iterable[int], timeout: float) -> list[int]:
     return pending
 
 
-def status_kib(pid: int, field: str) -> int:
-    """A memory line (``VmRSS``, ``VmHWM`` …) of ``/proc/PID/status``, in KiB."""
+def status_kib(pid: int | str, field: str) -> int:
+    """A memory line (``VmRSS``, ``VmHWM`` …) of ``/proc/PID/status`` (``pid`` may be ``"self"``), in KiB."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith(f"{field}:"):
@@ -71,8 +73,36 @@ def status_kib(pid: int, field: str) -> int:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
-def reset_peak(pid: int) -> int:
+def reset_peak(pid: int | str) -> int:
     """Reset ``pid``'s resident high-water mark (``VmHWM``) to its current size; that size in KiB."""
     with open(f"/proc/{pid}/clear_refs", "w") as clear:
         clear.write("5")
     return status_kib(pid, "VmRSS")
+
+
+def processes_inside(root: Path) -> list[str]:
+    """Processes other than this one whose working directory is at or below ``root``, as ``"pid: command"``."""
+    found: list[str] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
+def left_behind(root: Path, within: float = 1.0) -> list[str]:
+    """:func:`processes_inside` ``root`` once processes that were just sent SIGKILL had ``within`` seconds to end.
+
+    The kernel tears a killed process down after the signal is sent; on a busy machine its ``/proc`` entry can outlive
+    the call that killed it by a few milliseconds. Whatever still runs after ``within`` seconds was left behind.
+    """
+    deadline = time.monotonic() + within
+    while (found := processes_inside(root)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return found

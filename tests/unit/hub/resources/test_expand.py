@@ -44,10 +44,12 @@ broker = ResourceBroker(NoServers())
         ("", "x://"),
     ],
 )
+@pytest.mark.requirement("C20")
 def test_simple_expansion_encodes_everything_but_unreserved_characters(value: str, expanded: str) -> None:
     assert broker.expand("x://{v}", {"v": value}) == expanded
 
 
+@pytest.mark.requirement("C20")
 def test_reserved_expansion_keeps_reserved_characters_but_encodes_non_ascii_and_controls() -> None:
     assert broker.expand("file:///{+path}", {"path": "src/../a b?x#y"}) == "file:///src/../a%20b?x#y"
     assert broker.expand("file:///{+path}", {"path": "é\n"}) == "file:///%C3%A9%0A"
@@ -73,6 +75,7 @@ def test_an_invalid_template_is_an_invalid_request() -> None:
         broker.expand("x://{unclosed", {})
 
 
+@pytest.mark.requirement("C20")
 def test_an_expansion_over_the_uri_length_limit_is_refused() -> None:
     small = ResourceBroker(NoServers(), settings=ResourceSettings(max_uri_length=20))
     assert small.expand("x://{v}", {"v": "a" * 16}) == "x://" + "a" * 16
@@ -81,6 +84,7 @@ def test_an_expansion_over_the_uri_length_limit_is_refused() -> None:
 
 
 @given(st.text())
+@pytest.mark.requirement("C20")
 def test_any_value_stays_one_segment_and_decodes_back(value: str) -> None:
     try:
         value.encode()
