@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 import mcp_types as types
 import pytest
-from sandbox_harness import PEERS, ROOT, SERVERS, landlock_reason, node, policy_for, sandboxed_client, server_env
+from support.sandbox import PEERS, ROOT, SERVERS, landlock_reason, node, policy_for, sandboxed_client, server_env
 
 from host_bridge.sandbox.apply import SandboxStartError, sandboxed_launch
 from host_bridge.sandbox.refusals import refused_paths
@@ -95,6 +95,7 @@ async def probe(client: Any, **arguments: Any) -> list[dict[str, Any]]:
 
 
 @MECHANISMS
+@pytest.mark.requirement("H4")
 async def test_a_server_is_refused_unshared_folders_home_secrets_and_writes_outside_its_folders(
     layout: Layout, errlog: TextIO, use_runner: bool
 ) -> None:
@@ -218,6 +219,7 @@ def run_sandboxed(policy: Any, command: list[str], home: Path, cwd: Path) -> sub
     )
 
 
+@pytest.mark.requirement("H4")
 def test_a_second_restriction_cannot_grant_what_the_first_refused(layout: Layout) -> None:
     script = (
         "import sys\n"
@@ -234,6 +236,7 @@ def test_a_second_restriction_cannot_grant_what_the_first_refused(layout: Layout
     assert done.stdout.splitlines() == ["restricted again", f"errno {errno.EACCES}"], done.stderr
 
 
+@pytest.mark.requirement("H4")
 def test_the_private_files_of_other_processes_stay_closed_although_proc_is_readable(layout: Layout) -> None:
     script = (
         "import os, sys\n"
@@ -273,6 +276,7 @@ def test_the_runner_exits_125_naming_the_path_when_the_policy_cannot_be_applied(
     assert str(loop) in done.stderr and "ELOOP" in done.stderr and "not started" in done.stderr
 
 
+@pytest.mark.requirement("H4")
 def test_refusals_on_a_real_servers_stderr_name_the_paths_outside_the_policy(layout: Layout) -> None:
     args = [str(PROBE), "--startup-read", str(layout.secret), "--startup-write", str(layout.shared / "ok.txt")]
     policy = policy_for(sys.executable, args, home=layout.home, shared=[layout.shared], tmp=layout.tmp)
