@@ -31,7 +31,7 @@ from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.policy import Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import ServerStatus
+from host_bridge.hub.models import ServerStatus
 from host_bridge.roots import Root
 from host_bridge.uris import canonical_path, path_to_uri
 from host_bridge.workspace.models import Candidate

@@ -29,11 +29,13 @@ from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.core import open_core
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
-from host_bridge.hub.connection import ServerState, ServerStatus
 from host_bridge.hub.describe import PRODUCT, launch_lines, server_name
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
-from host_bridge.hub.resources import ResourceItem, base64_size, sanitize_label
+from host_bridge.hub.models import ServerState, ServerStatus
+from host_bridge.hub.resources.labels import sanitize_label
+from host_bridge.hub.resources.models import ResourceItem
+from host_bridge.hub.resources.reads import base64_size
 from host_bridge.roots import Root, containing
 from host_bridge.storage import default_storage_dir
 from host_bridge.text import visible

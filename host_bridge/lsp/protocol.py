@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 from pydantic import Field, ValidationError
 
-from host_bridge.hub.config import ServerRef
+from host_bridge.hub.models import ServerRef
 from host_bridge.roots import VisibleThrough
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import Candidate
 
 if TYPE_CHECKING:
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import TemplateItem
+    from host_bridge.hub.models import ServerStatus
+    from host_bridge.hub.resources.models import TemplateItem
 
 # Results that are core models, sent as they are: ``hostBridge/listResources`` → ``ResourcePage``,
 # ``hostBridge/completeArgument`` → ``Completion``, ``hostBridge/readResource`` → ``ReadResult``
@@ -241,8 +241,8 @@ def resolve_hub_models() -> None:
     ``host_bridge.hub.connection`` imports the ``mcp`` SDK (a second of start-up), so it is imported only
     once the core starts, after ``initialize`` has been answered.
     """
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import TemplateItem
+    from host_bridge.hub.models import ServerStatus
+    from host_bridge.hub.resources.models import TemplateItem
 
     StatusResult.model_rebuild(_types_namespace={"ServerStatus": ServerStatus})
     ListResourceTemplatesResult.model_rebuild(_types_namespace={"TemplateItem": TemplateItem})

@@ -50,7 +50,7 @@ from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
 
 if TYPE_CHECKING:
     from host_bridge.core import Core
-    from host_bridge.hub.connection import ServerStatus
+    from host_bridge.hub.models import ServerStatus
     from host_bridge.lsp.features.consent import ConsentPrompts
     from host_bridge.lsp.features.workspace import WorkspaceSync
     from host_bridge.lsp.protocol import InitializationOptions

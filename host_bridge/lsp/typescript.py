@@ -48,8 +48,8 @@ class Message:
 
 
 def _messages() -> tuple[list[Message], list[type[BaseModel]]]:
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import Completion, ReadResult, ResourcePage
+    from host_bridge.hub.models import ServerStatus
+    from host_bridge.hub.resources.models import Completion, ReadResult, ResourcePage
     from host_bridge.lsp import protocol as p
 
     p.resolve_hub_models()

@@ -11,7 +11,7 @@ import pytest
 from hub_harness import REPO, Harness, configs, folder_candidate, running_hub
 
 from host_bridge.hub.errors import ResourceNotFoundError
-from host_bridge.hub.resources import ResourceItem
+from host_bridge.hub.resources.models import ResourceItem
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = pytest.mark.anyio

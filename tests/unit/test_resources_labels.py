@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from host_bridge.hub.resources import sanitize_label
+from host_bridge.hub.resources.labels import sanitize_label
 
 
 def test_labels_lose_ansi_sequences_and_control_characters() -> None:

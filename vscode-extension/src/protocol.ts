@@ -151,7 +151,7 @@ export interface ResourceCapabilities {
   listChanged: boolean;
 }
 
-/** One resource in a picker (DESIGN.md `ResourceItem`). */
+/** One resource in a picker (docs/protocol.md `ResourceItem`). */
 export interface ResourceItem {
   /** Id of the server that listed it; reads go to this server only. */
   server: string;
@@ -211,7 +211,7 @@ export interface ServerParams {
   server: string;
 }
 
-/** What the editor is shown of a server (DESIGN.md `ServerRef`); never secret values. */
+/** What the editor is shown of a server (docs/protocol.md `ServerRef`); never secret values. */
 export interface ServerRef {
   /** Unique id (the key in the config's `servers` map). */
   id: string;
@@ -245,10 +245,10 @@ export interface ServerRef {
   headerNames: string[];
 }
 
-/** Where a server is in its life (DESIGN.md `ServerStatus.state`). */
+/** Where a server is in its life (docs/protocol.md `ServerStatus.state`). */
 export type ServerState = "awaitingTrust" | "starting" | "running" | "restarting" | "stopped" | "failed";
 
-/** A server as the editor sees it (DESIGN.md `ServerStatus`). */
+/** A server as the editor sees it (docs/protocol.md `ServerStatus`). */
 export interface ServerStatus {
   /** Unique id (the key in the config's `servers` map). */
   id: string;
@@ -348,7 +348,7 @@ export interface SubscriptionParams {
   uri: string;
 }
 
-/** One resource template (DESIGN.md `TemplateItem`). */
+/** One resource template (docs/protocol.md `TemplateItem`). */
 export interface TemplateItem {
   /** Id of the server that listed it. */
   server: string;

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from host_bridge.consent.identity import ServerIdentity
     from host_bridge.consent.policy import Decision
     from host_bridge.core import Core
-    from host_bridge.hub.connection import ServerConnection, ServerStatus
+    from host_bridge.hub.connection import ServerConnection
+    from host_bridge.hub.models import ServerStatus
     from host_bridge.lsp.protocol import AskConsentResult, SetConsentResult
     from host_bridge.roots import VisibleThrough
     from host_bridge.workspace.models import Candidate
