@@ -38,6 +38,7 @@ from host_bridge.hub.resources.models import ResourceItem
 from host_bridge.hub.resources.reads import base64_size
 from host_bridge.roots import Root, containing
 from host_bridge.storage import default_storage_dir
+from host_bridge.system import IS_WINDOWS
 from host_bridge.text import visible
 from host_bridge.uris import UriError, canonical_path, display_name, parse_file_uri, path_to_uri
 from host_bridge.workspace.detect import detect
@@ -488,7 +489,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
 
 async def _cancel_on_interrupt(scope: anyio.CancelScope, terminal: Terminal) -> None:
     """Turn Ctrl-C (and SIGTERM) into cancelling ``scope``; the hub then stops every server."""
-    if sys.platform == "win32":
+    if IS_WINDOWS:
         return
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for _ in signals:

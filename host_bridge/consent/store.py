@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from host_bridge.consent.schema import (
     document,
     parse,
 )
+from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ class ConsentStore:
         try:
             st = os.fstat(fd)
             raw = files.read_all(fd)
-            if sys.platform != "win32" and tighten and st.st_mode & 0o077:
+            if not IS_WINDOWS and tighten and st.st_mode & 0o077:
                 os.fchmod(fd, 0o600)
         except OSError as error:
             raise self._fail(self._unreadable(self.file_path, error), files.stat_signature(self.file_path)) from None
@@ -458,7 +458,7 @@ class ConsentStore:
     def _ensure_dir(self) -> None:
         if not self.storage_dir.exists():
             self.storage_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if sys.platform != "win32":
+            if not IS_WINDOWS:
                 os.chmod(self.storage_dir, 0o700)
         check_private_dir(self.storage_dir)
 

@@ -47,6 +47,7 @@ from host_bridge.hub.errors import INTERNAL_ERROR, HubError
 from host_bridge.lsp import methods
 from host_bridge.lsp.frame_writer import frame_pieces
 from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
+from host_bridge.system import IS_WINDOWS
 
 if TYPE_CHECKING:
     from host_bridge.core import Core
@@ -71,7 +72,7 @@ READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 4.0
 """Seconds the core gets to stop every MCP server when the editor goes away; a server's own stop sequence
 (``host_bridge.hub.stdio_transport.STOP_SECONDS``) fits in it, and whatever is left after it gets SIGKILL."""
-EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if sys.platform != "win32" else ()
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if not IS_WINDOWS else ()
 """Signals that end the sidecar like ``exit`` does (stopping every MCP server first), with 128 + the signal number."""
 
 
