@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from host_bridge.lsp.server import raw_json_converter
+from host_bridge.hosts.lsp.server import raw_json_converter
 from host_bridge.uris import canonical_path, path_to_uri
 
 REPO = Path(__file__).resolve().parents[2]

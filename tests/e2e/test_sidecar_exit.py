@@ -16,7 +16,7 @@ from conftest import BridgeClient, roots_recorder
 from processes import alive, reapers_of, servers_of, until_gone
 from test_sidecar_faults import RawSidecar, record_line, resources_server, state_of
 
-from host_bridge.lsp.server import STOP_TIMEOUT
+from host_bridge.hosts.lsp.server import STOP_TIMEOUT
 
 
 @pytest.mark.asyncio

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from host_bridge.lsp import methods
-from host_bridge.lsp.typescript import generate, main
+from host_bridge.hosts.lsp import methods
+from host_bridge.hosts.lsp.typescript import generate, main
 
 MIRROR = Path(__file__).resolve().parents[2] / "vscode-extension" / "src" / "protocol.ts"
 

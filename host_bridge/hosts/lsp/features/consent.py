@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from host_bridge.lsp import methods
-from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.hosts.lsp import methods
+from host_bridge.hosts.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 if TYPE_CHECKING:
     from host_bridge.consent.identity import ServerIdentity
     from host_bridge.consent.policy import Decision
     from host_bridge.core import Core
+    from host_bridge.hosts.lsp.protocol import AskConsentResult, SetConsentResult
     from host_bridge.hub.connection import ServerConnection
     from host_bridge.hub.models import ServerStatus
-    from host_bridge.lsp.protocol import AskConsentResult, SetConsentResult
     from host_bridge.roots import VisibleThrough
     from host_bridge.workspace.models import Candidate
 
@@ -185,7 +185,7 @@ class ConsentPrompts:
     ) -> AskConsentResult | None:
         from pydantic import ValidationError
 
-        from host_bridge.lsp.protocol import AskConsentParams, AskConsentResult
+        from host_bridge.hosts.lsp.protocol import AskConsentParams, AskConsentResult
 
         params = AskConsentParams(
             server=connection.config.ref(),
@@ -221,8 +221,8 @@ class ConsentPrompts:
         trust_required: bool,
         batch: tuple[ServerConnection, ...],
     ) -> AskConsentResult | None:
+        from host_bridge.hosts.lsp.protocol import AskConsentResult, RootDecision
         from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
-        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
 
         ref = connection.config.ref()
         name = server_name(ref)
@@ -289,7 +289,7 @@ class ConsentPrompts:
         )
 
     async def _one_by_one(self, connection: ServerConnection, roots: _Asked, intro: str) -> AskConsentResult | None:
-        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
+        from host_bridge.hosts.lsp.protocol import AskConsentResult, RootDecision
 
         decisions: list[RootDecision] = []
         for number, (candidate, path) in enumerate(roots, 1):
@@ -409,7 +409,7 @@ async def set_consent(
     import anyio.to_thread
 
     from host_bridge.consent.policy import Decision, DecisionNotSaved
-    from host_bridge.lsp.protocol import SetConsentResult
+    from host_bridge.hosts.lsp.protocol import SetConsentResult
     from host_bridge.roots import containing
 
     core = await ls.ready_core()
@@ -460,7 +460,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.SET_CONSENT)
     @rpc_errors
     async def handle_set_consent(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import SetConsentParams
+        from host_bridge.hosts.lsp.protocol import SetConsentParams
         from host_bridge.uris import UriError, canonical_uri
 
         request = SetConsentParams.model_validate(params_dict(params))

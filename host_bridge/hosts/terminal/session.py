@@ -22,11 +22,11 @@ from typing import Any, TextIO
 import anyio
 
 import host_bridge
-from host_bridge.cli import format_table
 from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.core import open_core
+from host_bridge.hosts.cli import format_table
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
 from host_bridge.hub.describe import PRODUCT, launch_lines, server_name
@@ -101,7 +101,7 @@ class ConnectOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ConnectOptions:
-        """Options from the parsed command line (see ``host_bridge.cli``)."""
+        """Options from the parsed command line (see ``host_bridge.hosts.cli``)."""
         return cls(
             paths=tuple(args.paths or ["."]),
             servers=tuple(args.server),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from host_bridge.lsp import methods
-from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.hosts.lsp import methods
+from host_bridge.hosts.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 STATUS_WAIT = 0.5
 """Seconds ``hostBridge/status`` waits for the first reading of the workspace before answering with what is known."""
@@ -25,7 +25,7 @@ def setup(server: HostBridgeServer) -> None:
         core = await ls.core_within(STATUS_WAIT) if ls.core is not None else None
         if core is None:
             return {"servers": [], "candidates": [], "ready": False}
-        from host_bridge.lsp.protocol import StatusParams, StatusResult
+        from host_bridge.hosts.lsp.protocol import StatusParams, StatusResult
 
         StatusParams.model_validate(params_dict(params))
         return StatusResult(
@@ -35,7 +35,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.RESTART_SERVER)
     @rpc_errors
     async def restart_server(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.lsp.protocol import ServerParams
+        from host_bridge.hosts.lsp.protocol import ServerParams
 
         request = ServerParams.model_validate(params_dict(params))
         core = await ls.ready_core()

@@ -1,6 +1,6 @@
 """Names of the ``hostBridge/*`` messages (DESIGN.md, "Editor ↔ sidecar contract").
 
-Kept apart from :mod:`host_bridge.lsp.protocol` (the pydantic models of their params and results) so that
+Kept apart from :mod:`host_bridge.hosts.lsp.protocol` (the pydantic models of their params and results) so that
 features can register their handlers without importing pydantic before ``initialize`` is answered.
 """
 

@@ -115,7 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
     # The editor waits for `initialize` meanwhile: a full collection among the modules being imported costs
     # 30-70 ms and finds next to nothing, so collect none, then freeze them out of every later collection.
     gc.disable()
-    from host_bridge.lsp.server import run_stdio
+    from host_bridge.hosts.lsp.server import run_stdio
 
     gc.freeze()
     gc.enable()
@@ -123,7 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _connect(args: argparse.Namespace) -> int:
-    from host_bridge.terminal import connect
+    from host_bridge.hosts.terminal.session import connect
 
     return connect(args)
 

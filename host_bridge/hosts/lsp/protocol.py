@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# The message names are in :mod:`host_bridge.lsp.methods`.
+# The message names are in :mod:`host_bridge.hosts.lsp.methods`.
 
 
 class InitializationOptions(WireModel):

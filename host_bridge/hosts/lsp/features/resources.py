@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from host_bridge.lsp import methods
-from host_bridge.lsp.progress import WorkDone
-from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.hosts.lsp import methods
+from host_bridge.hosts.lsp.progress import WorkDone
+from host_bridge.hosts.lsp.server import HostBridgeServer, params_dict, rpc_errors
 
 
 def setup(server: HostBridgeServer) -> None:
@@ -15,7 +15,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.LIST_RESOURCES)
     @rpc_errors
     async def list_resources(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import ListResourcesParams
+        from host_bridge.hosts.lsp.protocol import ListResourcesParams
 
         request = ListResourcesParams.model_validate(params_dict(params))
         with WorkDone(ls, request.work_done_token, "Listing MCP resources") as progress:
@@ -35,7 +35,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.LIST_RESOURCE_TEMPLATES)
     @rpc_errors
     async def list_resource_templates(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import ListResourceTemplatesParams, ListResourceTemplatesResult
+        from host_bridge.hosts.lsp.protocol import ListResourceTemplatesParams, ListResourceTemplatesResult
 
         request = ListResourceTemplatesParams.model_validate(params_dict(params))
         core = await ls.ready_core()
@@ -47,7 +47,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.COMPLETE_ARGUMENT)
     @rpc_errors
     async def complete_argument(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import CompleteArgumentParams
+        from host_bridge.hosts.lsp.protocol import CompleteArgumentParams
 
         request = CompleteArgumentParams.model_validate(params_dict(params))
         core = await ls.ready_core()
@@ -59,7 +59,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.READ_RESOURCE)
     @rpc_errors
     async def read_resource(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import ReadResourceParams
+        from host_bridge.hosts.lsp.protocol import ReadResourceParams
 
         request = ReadResourceParams.model_validate(params_dict(params))
         core = await ls.ready_core()
@@ -72,7 +72,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.SUBSCRIBE)
     @rpc_errors
     async def subscribe(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.lsp.protocol import SubscriptionParams
+        from host_bridge.hosts.lsp.protocol import SubscriptionParams
 
         request = SubscriptionParams.model_validate(params_dict(params))
         core = await ls.ready_core()
@@ -81,7 +81,7 @@ def setup(server: HostBridgeServer) -> None:
     @server.feature(methods.UNSUBSCRIBE)
     @rpc_errors
     async def unsubscribe(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.lsp.protocol import SubscriptionParams
+        from host_bridge.hosts.lsp.protocol import SubscriptionParams
 
         request = SubscriptionParams.model_validate(params_dict(params))
         core = await ls.ready_core()

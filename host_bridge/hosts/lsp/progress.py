@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from host_bridge.lsp.server import HostBridgeServer
+    from host_bridge.hosts.lsp.server import HostBridgeServer
 
 
 class WorkDone:

@@ -2,7 +2,7 @@
 
 :class:`HostBridgeServer` holds every core object once the editor said ``initialized`` and implements
 :class:`host_bridge.hub.hub.HubEvents` by turning hub events into notifications to the editor. Features
-(:mod:`host_bridge.lsp.features`) register their handlers in :func:`create_server`.
+(:mod:`host_bridge.hosts.lsp.features`) register their handlers in :func:`create_server`.
 """
 
 from __future__ import annotations
@@ -43,18 +43,18 @@ from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
+from host_bridge.hosts.lsp import methods
+from host_bridge.hosts.lsp.frame_writer import frame_pieces
+from host_bridge.hosts.lsp.framing import FrameReader, FramingError, chunk_reader
 from host_bridge.hub.errors import INTERNAL_ERROR, HubError
-from host_bridge.lsp import methods
-from host_bridge.lsp.frame_writer import frame_pieces
-from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
 from host_bridge.system import IS_WINDOWS
 
 if TYPE_CHECKING:
     from host_bridge.core import Core
+    from host_bridge.hosts.lsp.features.consent import ConsentPrompts
+    from host_bridge.hosts.lsp.features.workspace import WorkspaceSync
+    from host_bridge.hosts.lsp.protocol import InitializationOptions
     from host_bridge.hub.models import ServerStatus
-    from host_bridge.lsp.features.consent import ConsentPrompts
-    from host_bridge.lsp.features.workspace import WorkspaceSync
-    from host_bridge.lsp.protocol import InitializationOptions
     from host_bridge.wire import WireModel
     from host_bridge.workspace.models import WorkspaceFolder
 
@@ -79,7 +79,7 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if not IS_WINDOWS else ()
 def _import_core() -> None:
     import importlib
 
-    from host_bridge.lsp import protocol
+    from host_bridge.hosts.lsp import protocol
 
     importlib.import_module("host_bridge.core")
     protocol.resolve_hub_models()
@@ -89,7 +89,7 @@ def raw_json_converter() -> cattrs.Converter:
     """pygls' converter, except that custom messages keep their params and results as plain JSON.
 
     pygls turns them into namedtuples, which lose keys that are not identifiers; our handlers validate the
-    plain JSON with the models of :mod:`host_bridge.lsp.protocol` instead.
+    plain JSON with the models of :mod:`host_bridge.hosts.lsp.protocol` instead.
     """
     converter = default_converter()
     for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
@@ -156,7 +156,7 @@ class HostBridgeProtocol(LanguageServerProtocol):
 
     def _send_data(self, data: Any) -> None:
         """pygls' writer, except that the frame is written in pieces and long strings straight from the result
-        (:mod:`host_bridge.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
+        (:mod:`host_bridge.hosts.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
         if not data:
             return
         writer = self.writer
@@ -284,7 +284,7 @@ class HostBridgeServer(LanguageServer):
         Validated on first use (in ``initialized``), so answering ``initialize`` does not wait for pydantic.
         """
         if self._options is None:
-            from host_bridge.lsp.protocol import InitializationOptions
+            from host_bridge.hosts.lsp.protocol import InitializationOptions
 
             self._options, problems = InitializationOptions.lenient(self.raw_options)
             for problem in problems:
@@ -413,13 +413,13 @@ class HostBridgeServer(LanguageServer):
 
     def resources_changed(self, server_id: str) -> None:
         """``hostBridge/resourcesChanged``."""
-        from host_bridge.lsp.protocol import ServerNotification
+        from host_bridge.hosts.lsp.protocol import ServerNotification
 
         self.notify_editor(methods.RESOURCES_CHANGED, ServerNotification(server=server_id))
 
     def resource_updated(self, server_id: str, uri: str) -> None:
         """``hostBridge/resourceUpdated``."""
-        from host_bridge.lsp.protocol import ResourceUpdatedNotification
+        from host_bridge.hosts.lsp.protocol import ResourceUpdatedNotification
 
         self.notify_editor(methods.RESOURCE_UPDATED, ResourceUpdatedNotification(server=server_id, uri=uri))
 
@@ -545,7 +545,7 @@ class _EditorLogHandler(logging.Handler):
 
 def create_server() -> HostBridgeServer:
     """The composition root: a server with every feature, in order."""
-    from host_bridge.lsp.features import consent, lifecycle, resources, status, workspace
+    from host_bridge.hosts.lsp.features import consent, lifecycle, resources, status, workspace
 
     server = HostBridgeServer()
     for feature in (lifecycle, workspace, consent, resources, status):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
-from host_bridge.lsp.server import HostBridgeServer
+from host_bridge.hosts.lsp.server import HostBridgeServer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
