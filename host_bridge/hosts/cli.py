@@ -91,7 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
     # The editor waits for `initialize` meanwhile: a full collection among the modules being imported costs
     # 30-70 ms and finds next to nothing, so collect none, then freeze them out of every later collection.
     gc.disable()
-    from host_bridge.hosts.lsp.server import run_stdio
+    from host_bridge.hosts.lsp.main import run_stdio
 
     gc.freeze()
     gc.enable()

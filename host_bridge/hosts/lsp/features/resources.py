@@ -1,88 +1,76 @@
-"""``hostBridge/*`` resource requests, proxied to the hub's resource broker."""
+"""``hostBridge/*`` resource requests, answered by the hub's resource broker."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from host_bridge.hosts.lsp import methods
-from host_bridge.hosts.lsp.progress import WorkDone
-from host_bridge.hosts.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.core import Core
+from host_bridge.hosts.lsp import messages, progress
+from host_bridge.hosts.lsp.feature import Feature, request
+from host_bridge.hosts.lsp.protocol import (
+    CompleteArgumentParams,
+    ListResourcesParams,
+    ListResourceTemplatesParams,
+    ListResourceTemplatesResult,
+    ReadResourceParams,
+    SubscriptionParams,
+)
+from host_bridge.hub.resources.models import Completion, ReadResult, ResourcePage
+
+if TYPE_CHECKING:
+    from host_bridge.hosts.lsp.server import HostBridgeServer
 
 
-def setup(server: HostBridgeServer) -> None:
-    """Register the resource requests."""
+class ResourcesFeature(Feature):
+    """Listing, templates, completion, reads and subscriptions, for the editor's pickers and documents."""
 
-    @server.feature(methods.LIST_RESOURCES)
-    @rpc_errors
-    async def list_resources(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.hosts.lsp.protocol import ListResourcesParams
+    def __init__(self, server: HostBridgeServer, core: Core) -> None:
+        self._server = server
+        self._core = core
 
-        request = ListResourcesParams.model_validate(params_dict(params))
-        with WorkDone(ls, request.work_done_token, "Listing MCP resources") as progress:
-            if not ls.ready.is_set():
-                progress.report("waiting for the MCP servers to start")
-            core = await ls.ready_core()
-            if request.server is not None:
-                core.hub.connection(request.server)
-                progress.report(f"asking {request.server}")
-            else:
-                progress.report(f"asking {len(core.hub.resource_servers())} MCP servers")
-            page = await core.hub.broker.list_resources(request.server, request.cursor, request.query)
-            more = "; more to come" if page.next_cursor else ""
-            progress.outcome = f"{len(page.items)} resources{more}"
-        return page.to_wire()
+    @request(messages.LIST_RESOURCES)
+    async def list_resources(self, params: ListResourcesParams) -> ResourcePage:
+        """One page of resources; progress says whom it asks and how many it found."""
+        hub = self._core.hub
+        work = progress.current()
+        if params.server is not None:
+            hub.connection(params.server)
+            work.report(f"asking {params.server}")
+        else:
+            work.report(f"asking {len(hub.resource_servers())} MCP servers")
+        page = await hub.broker.list_resources(params.server, params.cursor, params.query)
+        more = "; more to come" if page.next_cursor else ""
+        work.outcome = f"{len(page.items)} resources{more}"
+        return page
 
-    @server.feature(methods.LIST_RESOURCE_TEMPLATES)
-    @rpc_errors
-    async def list_resource_templates(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.hosts.lsp.protocol import ListResourceTemplatesParams, ListResourceTemplatesResult
+    @request(messages.LIST_RESOURCE_TEMPLATES)
+    async def list_resource_templates(self, params: ListResourceTemplatesParams) -> ListResourceTemplatesResult:
+        """The templates of one server, or of every resource server."""
+        if params.server is not None:
+            self._core.hub.connection(params.server)
+        return ListResourceTemplatesResult(items=await self._core.hub.broker.list_templates(params.server))
 
-        request = ListResourceTemplatesParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        if request.server is not None:
-            core.hub.connection(request.server)
-        items = await core.hub.broker.list_templates(request.server)
-        return ListResourceTemplatesResult(items=items).to_wire()
-
-    @server.feature(methods.COMPLETE_ARGUMENT)
-    @rpc_errors
-    async def complete_argument(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.hosts.lsp.protocol import CompleteArgumentParams
-
-        request = CompleteArgumentParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        completion = await core.hub.broker.complete(
-            request.server, request.uri_template, request.name, request.value, request.arguments
+    @request(messages.COMPLETE_ARGUMENT)
+    async def complete_argument(self, params: CompleteArgumentParams) -> Completion:
+        """Suggestions for one template argument."""
+        return await self._core.hub.broker.complete(
+            params.server, params.uri_template, params.name, params.value, params.arguments
         )
-        return completion.to_wire()
 
-    @server.feature(methods.READ_RESOURCE)
-    @rpc_errors
-    async def read_resource(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.hosts.lsp.protocol import ReadResourceParams
-
-        request = ReadResourceParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        core.hub.connection(request.server)
-        result = await core.hub.broker.read(
-            request.server, request.uri, uri_template=request.uri_template, arguments=request.arguments
+    @request(messages.READ_RESOURCE)
+    async def read_resource(self, params: ReadResourceParams) -> ReadResult:
+        """A resource (or a template's expansion) from the server that named it."""
+        self._core.hub.connection(params.server)
+        return await self._core.hub.broker.read(
+            params.server, params.uri, uri_template=params.uri_template, arguments=params.arguments
         )
-        return result.to_wire()
 
-    @server.feature(methods.SUBSCRIBE)
-    @rpc_errors
-    async def subscribe(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.hosts.lsp.protocol import SubscriptionParams
+    @request(messages.SUBSCRIBE)
+    async def subscribe(self, params: SubscriptionParams) -> None:
+        """Follow a resource: ``hostBridge/resourceUpdated`` when it changes."""
+        await self._core.hub.broker.subscribe(params.server, params.uri)
 
-        request = SubscriptionParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        await core.hub.broker.subscribe(request.server, request.uri)
-
-    @server.feature(methods.UNSUBSCRIBE)
-    @rpc_errors
-    async def unsubscribe(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.hosts.lsp.protocol import SubscriptionParams
-
-        request = SubscriptionParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        await core.hub.broker.unsubscribe(request.server, request.uri)
+    @request(messages.UNSUBSCRIBE)
+    async def unsubscribe(self, params: SubscriptionParams) -> None:
+        """Stop following a resource."""
+        await self._core.hub.broker.unsubscribe(params.server, params.uri)

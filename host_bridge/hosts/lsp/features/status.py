@@ -2,43 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from host_bridge.hosts.lsp import methods
-from host_bridge.hosts.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.core import Core
+from host_bridge.hosts.lsp import messages
+from host_bridge.hosts.lsp.feature import Feature, request
+from host_bridge.hosts.lsp.features.consent import ConsentFeature
+from host_bridge.hosts.lsp.protocol import ServerParams, StatusParams, StatusResult
+from host_bridge.hub.models import ServerState
 
-STATUS_WAIT = 0.5
-"""Seconds ``hostBridge/status`` waits for the first reading of the workspace before answering with what is known."""
+if TYPE_CHECKING:
+    from host_bridge.hosts.lsp.server import HostBridgeServer
 
 
-def setup(server: HostBridgeServer) -> None:
-    """Register the status requests."""
+class StatusFeature(Feature):
+    """What every server and candidate folder is now; restarting a server."""
 
-    @server.feature(methods.STATUS)
-    @rpc_errors
-    async def status(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
+    def __init__(self, server: HostBridgeServer, core: Core, consent: ConsentFeature) -> None:
+        self._server = server
+        self._core = core
+        self._consent = consent
 
-        if not ls.core_started:
-            await ls.ready_core()  # the error saying initialize/initialized come first
-        # While the core is still being imported (in a worker) nothing is configured: answer at once, importing
-        # nothing (the import lock would make this wait for the whole import).
-        core = await ls.core_within(STATUS_WAIT) if ls.core is not None else None
-        if core is None:
-            return {"servers": [], "candidates": [], "ready": False}
-        from host_bridge.hosts.lsp.protocol import StatusParams, StatusResult
-
-        StatusParams.model_validate(params_dict(params))
+    @request(messages.STATUS)
+    async def status(self, params: StatusParams) -> StatusResult:
+        """Every server and candidate known now; ``ready: false`` until the workspace was first applied (the table
+        lets this request answer early, docs/protocol.md "Start-up")."""
+        core = self._core
         return StatusResult(
-            servers=tuple(core.hub.statuses()), candidates=core.registry.candidates, ready=ls.ready.is_set()
-        ).to_wire()
+            servers=tuple(core.hub.statuses()), candidates=core.registry.candidates, ready=self._server.ready.is_set()
+        )
 
-    @server.feature(methods.RESTART_SERVER)
-    @rpc_errors
-    async def restart_server(ls: HostBridgeServer, params: Any) -> None:
-        from host_bridge.hosts.lsp.protocol import ServerParams
-
-        request = ServerParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        core.hub.restart(request.server)
-        if core.hub.connection(request.server).state.value == "awaitingTrust":
-            ls.consent.ask_trust_again(request.server)
+    @request(messages.RESTART_SERVER)
+    async def restart_server(self, params: ServerParams) -> None:
+        """Restart a server; a workspace-defined one that waits for trust is asked about again."""
+        hub = self._core.hub
+        hub.restart(params.server)
+        if hub.connection(params.server).state is ServerState.AWAITING_TRUST:
+            self._consent.ask_trust_again(params.server)
