@@ -76,6 +76,7 @@ run: install
 
 lint: install
 	$(BIN)/ruff check host_bridge tests bench $(EXT)/scripts
+	$(BIN)/lint-imports
 	cd $(EXT) && npx eslint src test && npx prettier --check src test
 
 typecheck: install
