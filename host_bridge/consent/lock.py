@@ -3,7 +3,7 @@
 Several editor windows run several sidecars that share one consent file, so every change is a
 read-modify-write under :class:`FileLock`. Whoever can replace or edit the consent file can grant
 folders to servers, so a file or folder that is a symlink, not ours, or writable by others is refused
-(security matrix B5) with an :class:`UnsafeFileError` that says what to do.
+(docs/security.md B5) with an :class:`UnsafeFileError` that says what to do.
 """
 
 from __future__ import annotations

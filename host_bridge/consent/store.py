@@ -7,7 +7,7 @@ the temporary file is renamed over ``consent.json``. A crash at any point leaves
 partial one; so a reader never needs the lock, and :meth:`ConsentStore.reload` picks up other windows' changes
 without waiting for writers. The file's format and its migration are in :mod:`host_bridge.consent.schema`.
 
-Whatever cannot be trusted fails closed, meaning no persisted decision is used (security matrix B1, B2, B5): a
+Whatever cannot be trusted fails closed, meaning no persisted decision is used (docs/security.md B1, B2, B5): a
 corrupt file is moved aside and a fresh one started; a file from a newer host_bridge is left alone and nothing
 can be saved; an unsafe file (symlink, foreign owner, writable by others) is refused until the user fixes it.
 Each problem is logged once and kept in :attr:`ConsentStore.problem`.

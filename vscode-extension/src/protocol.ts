@@ -27,7 +27,7 @@ export interface AskConsentResult {
   decisions?: RootDecision[];
 }
 
-/** A folder that could be shared with MCP servers, once the user consents (DESIGN.md `Candidate`). */
+/** A folder that could be shared with MCP servers, once the user consents (docs/protocol.md `Candidate`). */
 export interface Candidate {
   /** Canonical `file://` URI of the real directory (symlinks resolved); what is advertised as a root. */
   uri: string;
