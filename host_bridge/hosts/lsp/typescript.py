@@ -71,17 +71,23 @@ def _camel(name: str) -> str:
 
 def _constant_docs(module: object) -> dict[str, str]:
     """The docstrings under the module-level constants of ``module``, read from its source."""
-    tree = ast.parse(inspect.getsource(cast(Any, module)))
+    return _docs_under(ast.parse(inspect.getsource(cast(Any, module))).body)
+
+
+def _docs_under(body: list[ast.stmt]) -> dict[str, str]:
+    """Name → the string literal right under its assignment, for every assignment in ``body`` that has one."""
     docs: dict[str, str] = {}
-    for statement, following in itertools.pairwise(tree.body):
+    for statement, following in itertools.pairwise(body):
+        target = statement.target if isinstance(statement, ast.AnnAssign) else None
+        if isinstance(statement, ast.Assign):
+            target = statement.targets[0]
         if (
-            isinstance(statement, ast.Assign)
-            and isinstance(statement.targets[0], ast.Name)
+            isinstance(target, ast.Name)
             and isinstance(following, ast.Expr)
             and isinstance(following.value, ast.Constant)
             and isinstance(following.value.value, str)
         ):
-            docs[statement.targets[0].id] = inspect.cleandoc(following.value.value)
+            docs[target.id] = inspect.cleandoc(following.value.value)
     return docs
 
 
@@ -182,16 +188,7 @@ def _field_docs(model: type[BaseModel]) -> dict[str, str]:
             tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
         except (OSError, TypeError):
             continue
-        body = cast(ast.ClassDef, tree.body[0]).body
-        for statement, following in itertools.pairwise(body):
-            if (
-                isinstance(statement, ast.AnnAssign)
-                and isinstance(statement.target, ast.Name)
-                and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)
-            ):
-                docs[statement.target.id] = inspect.cleandoc(following.value.value)
+        docs.update(_docs_under(cast(ast.ClassDef, tree.body[0]).body))
     return docs
 
 
