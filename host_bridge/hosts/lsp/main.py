@@ -72,5 +72,3 @@ def run_stdio() -> NoReturn:
     # The stdin reader thread may still be blocked in read(); every MCP server is stopped already (and os._exit
     # skips atexit hooks, so the last kill above is the one that counts).
     os._exit(code)
-
-

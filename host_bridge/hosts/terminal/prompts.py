@@ -55,8 +55,10 @@ def ask_all(
                 shared = [c.uri for c in candidates if _allowed(policy, identity, c.uri)]
                 through = containing(candidate.uri, shared)
                 if through is not None and candidate.uri not in shared:
-                    terminal.warn(f"note: {visible(folder)} is visible to {server.id} through {_path(through)}, "
-                                  "which is shared with it; not asked")
+                    terminal.warn(
+                        f"note: {visible(folder)} is visible to {server.id} through {_path(through)}, "
+                        "which is shared with it; not asked"
+                    )
                     continue
                 if policy.decision(identity, folder) is not None:
                     continue
@@ -77,8 +79,10 @@ def ask_all(
 
 def _introduction(server: ServerConfig) -> str:
     ref = server.ref()
-    lines = [f"{PRODUCT}: the MCP server {server_name(ref)} would see the folders you share with it.",
-             *(f"  {line}" for line in launch_lines(ref))]
+    lines = [
+        f"{PRODUCT}: the MCP server {server_name(ref)} would see the folders you share with it.",
+        *(f"  {line}" for line in launch_lines(ref)),
+    ]
     return "\n".join(lines)
 
 

@@ -92,7 +92,6 @@ class _Listener:
         return self.opened >= generation
 
 
-
 class Subscriptions:
     """The editor's resource subscriptions across the broker's servers, and the notifications they bring."""
 
@@ -249,7 +248,6 @@ class Subscriptions:
             if error.code in NOT_FOUND_CODES:
                 raise ResourceNotFoundError(server, uri, upstream_text(error.message)) from error
             raise upstream(self._sources, server, error, f"subscribing to {uri}", client) from error
-
 
     def forget_server(self, server_id: str) -> None:
         """The server's connection went away: drop its pending notifications and park its subscriptions.
@@ -441,11 +439,9 @@ class Subscriptions:
             _call(self._on_notice, server_id, message)
 
 
-
 def _call(callback: Callable[..., None], *args: str) -> None:
     """Run an event callback; its failure is logged, never propagated into the broker."""
     try:
         callback(*args)
     except Exception:
         logger.exception("resource event callback %r failed", callback)
-
