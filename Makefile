@@ -43,11 +43,11 @@ install: $(STAMP) $(PEERS) $(EXTNPM)
 
 # Regenerate the TypeScript mirror of the pydantic protocol models.
 protocol: $(STAMP)
-	$(BIN)/python -m host_bridge.lsp.typescript --write $(EXT)/src/protocol.ts
+	$(BIN)/python -m host_bridge.hosts.lsp.typescript --write $(EXT)/src/protocol.ts
 
 # Type-check, bundle and package the extension with the sidecar wheel; then check the package's contents.
 extension: install
-	$(BIN)/python -m host_bridge.lsp.typescript --check $(EXT)/src/protocol.ts
+	$(BIN)/python -m host_bridge.hosts.lsp.typescript --check $(EXT)/src/protocol.ts
 	cd $(EXT) && npx tsc --noEmit -p .
 	cd $(EXT) && node scripts/build.mjs --minify
 	$(BIN)/python $(EXT)/scripts/bundle_python.py
@@ -76,6 +76,7 @@ run: install
 
 lint: install
 	$(BIN)/ruff check host_bridge tests bench $(EXT)/scripts
+	$(BIN)/lint-imports
 	cd $(EXT) && npx eslint src test && npx prettier --check src test
 
 typecheck: install

@@ -3,7 +3,7 @@
 (a) roots round trip: 20 connected stdio servers; one consent change per server; time until every server
     was told ``roots/list_changed`` and fetched its new roots — through the hub (registry, consent, audit)
     divided by the same notification round trip done directly with SDK sessions. Target ≤ 1.5.
-(b) listing: 3 servers × 10 000 resources through ``hub/resources.py`` (aggregated, paged) divided by
+(b) listing: 3 servers × 10 000 resources through ``hub/resources/`` (aggregated, paged) divided by
     walking the same pages directly with the SDK. Target ≤ 1.3.
 
 Run: ``.venv/bin/python bench/hub.py [--servers 20] [--resources 10000] [--repeat 5]``.
@@ -31,7 +31,7 @@ from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.policy import Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import ServerStatus
+from host_bridge.hub.models import ServerStatus
 from host_bridge.roots import Root
 from host_bridge.uris import canonical_path, path_to_uri
 from host_bridge.workspace.models import Candidate

@@ -2,6 +2,6 @@
 
 import sys
 
-from host_bridge.cli import main
+from host_bridge.hosts.cli import main
 
 sys.exit(main())

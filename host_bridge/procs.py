@@ -10,13 +10,14 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-import sys
+
+from host_bridge.system import IS_LINUX, IS_WINDOWS
 
 _PR_SET_PDEATHSIG = 1
 
 
 def _libc_prctl() -> object | None:
-    if not sys.platform.startswith("linux"):
+    if not IS_LINUX:
         return None
     try:
         return ctypes.CDLL(None, use_errno=True).prctl
@@ -45,7 +46,7 @@ def die_with_parent() -> None:
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     """Send ``sig`` to process group ``pgid``; whether any process received it (POSIX only)."""
-    if sys.platform == "win32" or pgid <= 1:
+    if IS_WINDOWS or pgid <= 1:
         return False
     try:
         os.killpg(pgid, sig)

@@ -11,17 +11,17 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-import sys
 from typing import Literal
 
+from host_bridge.system import IS_LINUX, IS_WINDOWS
 from host_bridge.text import visible
 
-_SYSTEM_TREES = () if sys.platform == "win32" else ("/proc", "/sys", "/dev")
+_SYSTEM_TREES = () if IS_WINDOWS else ("/proc", "/sys", "/dev")
 """Pseudo file systems whose "files" are processes, kernel state and devices, never repository content."""
 
 _FLAGS = os.O_RDONLY | sum(getattr(os, flag, 0) for flag in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY"))
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_FD_LINKS = "/proc/self/fd" if sys.platform.startswith("linux") else None
+_FD_LINKS = "/proc/self/fd" if IS_LINUX else None
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),

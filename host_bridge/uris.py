@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from enum import StrEnum
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote, unquote_to_bytes
 
-IS_WINDOWS = sys.platform == "win32"
+from host_bridge.system import IS_WINDOWS
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from host_bridge.consent.lock import SAFE_OPEN_FLAGS, open_private
+from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def fsync_dir(path: Path) -> None:
     """Make a rename inside ``path`` durable (no-op on Windows)."""
-    if sys.platform == "win32":
+    if IS_WINDOWS:
         return
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -67,7 +67,7 @@ def write_private_temp(target: Path, data: bytes) -> tuple[Path, Signature]:
     temp = _temp_name(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN_FLAGS, 0o600)
     try:
-        if sys.platform != "win32":
+        if not IS_WINDOWS:
             os.fchmod(fd, 0o600)
         write_all(fd, data)
         os.fsync(fd)

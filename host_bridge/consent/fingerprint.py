@@ -2,7 +2,7 @@
 
 Consent is keyed by this fingerprint, so editing a server's command, arguments, environment, working
 directory, URL or headers after the user agreed yields a new fingerprint and therefore no roots until the
-user agrees again (security matrix B7).
+user agrees again (docs/security.md B7).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A decision belongs to one server as the user saw it: where it is defined (the editor's settings, or the real path
 of the config file that defines it), its id there, and the fingerprint of its launch configuration. Two servers
 with the same command line are two identities and never share an answer; editing a server's launch configuration
-is a new fingerprint, so a new identity, and the user is asked again (security matrix B7, G4).
+is a new fingerprint, so a new identity, and the user is asked again (docs/security.md B7, G4).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Several editor windows run several sidecars that share one consent file, so every change is a
 read-modify-write under :class:`FileLock`. Whoever can replace or edit the consent file can grant
 folders to servers, so a file or folder that is a symlink, not ours, or writable by others is refused
-(security matrix B5) with an :class:`UnsafeFileError` that says what to do.
+(docs/security.md B5) with an :class:`UnsafeFileError` that says what to do.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from host_bridge.system import IS_WINDOWS
+
+# sys.platform written out (not IS_WINDOWS): type checkers narrow imports and definitions on it.
 if sys.platform == "win32":
     import msvcrt
 else:
     import fcntl
-
-IS_WINDOWS = sys.platform == "win32"
 
 _O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
@@ -63,7 +64,7 @@ def unsafe_reason(st: os.stat_result, path: Path, *, directory: bool = False) ->
         return f"{path} is not a directory; move it away so host_bridge can create its consent folder."
     if not directory and not stat.S_ISREG(st.st_mode):
         return f"{path} is {_kind(st.st_mode)}; move it away so host_bridge can create its own file."
-    if sys.platform == "win32":
+    if IS_WINDOWS:
         return None
     uid = os.geteuid()
     if st.st_uid != uid:

@@ -7,7 +7,7 @@ the temporary file is renamed over ``consent.json``. A crash at any point leaves
 partial one; so a reader never needs the lock, and :meth:`ConsentStore.reload` picks up other windows' changes
 without waiting for writers. The file's format and its migration are in :mod:`host_bridge.consent.schema`.
 
-Whatever cannot be trusted fails closed, meaning no persisted decision is used (security matrix B1, B2, B5): a
+Whatever cannot be trusted fails closed, meaning no persisted decision is used (docs/security.md B1, B2, B5): a
 corrupt file is moved aside and a fresh one started; a file from a newer host_bridge is left alone and nothing
 can be saved; an unsafe file (symlink, foreign owner, writable by others) is refused until the user fixes it.
 Each problem is logged once and kept in :attr:`ConsentStore.problem`.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from host_bridge.consent.schema import (
     document,
     parse,
 )
+from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ class ConsentStore:
         try:
             st = os.fstat(fd)
             raw = files.read_all(fd)
-            if sys.platform != "win32" and tighten and st.st_mode & 0o077:
+            if not IS_WINDOWS and tighten and st.st_mode & 0o077:
                 os.fchmod(fd, 0o600)
         except OSError as error:
             raise self._fail(self._unreadable(self.file_path, error), files.stat_signature(self.file_path)) from None
@@ -458,7 +458,7 @@ class ConsentStore:
     def _ensure_dir(self) -> None:
         if not self.storage_dir.exists():
             self.storage_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if sys.platform != "win32":
+            if not IS_WINDOWS:
                 os.chmod(self.storage_dir, 0o700)
         check_private_dir(self.storage_dir)
 

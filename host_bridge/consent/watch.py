@@ -4,7 +4,7 @@ The storage folder is watched (non-recursively) for changes to ``consent.json``,
 polled twice a second for file systems that deliver no events. A change is re-read in a worker thread (the file is
 replaced atomically, so a read never sees half a write and never waits for a writer), and the policy's change
 callbacks then re-compute roots: a folder revoked in one window stops being answered in every other one within
-about a second, and a ``roots/list_changed`` follows (security matrix G1).
+about a second, and a ``roots/list_changed`` follows (docs/security.md G1).
 """
 
 from __future__ import annotations

@@ -20,13 +20,14 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
+from host_bridge.hub.models import ConfiguredServer, EnvVar, ServerRef
 from host_bridge.jsonc import JsoncError, loads_jsonc
 from host_bridge.safe_read import RepoFileError, read_repo_text
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
@@ -54,78 +55,10 @@ def shows_value(name: str) -> bool:
     return name.upper().endswith("PATH") or name.upper() in RUN_CHANGING_VARIABLES
 
 
-class EnvVar(WireModel):
-    """One environment variable a server is given, as a prompt shows it."""
+class ServerConfig(ConfiguredServer, LaunchSpec):
+    """One fully resolved server: its launch fields (:class:`LaunchSpec`) with variables substituted and its env file
+    merged, and what names it."""
 
-    name: str
-    """Its name."""
-    value: str | None = None
-    """Its value, only for variables that decide which code runs (``PATH``, ``PYTHONPATH``, ``NODE_OPTIONS`` …);
-    other values may be secrets and are never shown."""
-    from_env_file: bool = False
-    """It comes from the server's ``envFile``."""
-
-
-class ServerRef(WireModel):
-    """What the editor is shown of a server (DESIGN.md ``ServerRef``); never secret values."""
-
-    id: str
-    """Unique id (the key in the config's ``servers`` map)."""
-    label: str
-    """Display name."""
-    source: str
-    """``settings``, or the URI of the config file that defines it."""
-    transport: Literal["stdio", "http"]
-    """How it is reached."""
-    command: str | None = None
-    """Command of a stdio server, as written in its config."""
-    args: tuple[str, ...] | None = None
-    """Arguments of a stdio server."""
-    url: str | None = None
-    """Endpoint of an http server."""
-    identity: str = ""
-    """Opaque key of the server identity (where defined, id, launch fingerprint) that consent and trust belong to;
-    two servers with the same command line have different identities."""
-    workspace_defined: bool = False
-    """Defined by a file inside a workspace folder, so it runs only once the user trusts it."""
-    executable: str | None = None
-    """Absolute path the command resolves to with the server's own ``PATH`` and working directory (stdio);
-    absent when it resolves to nothing."""
-    cwd: str | None = None
-    """Working directory of a stdio server."""
-    env: tuple[EnvVar, ...] = ()
-    """Environment variables its config sets (names; values only where they decide which code runs)."""
-    env_file: str | None = None
-    """The ``envFile`` its environment is read from."""
-    env_references: tuple[str, ...] = ()
-    """Names of *your* environment variables its config reads (``${env:NAME}``): their values go to the server."""
-    header_names: tuple[str, ...] = ()
-    """Names of the HTTP headers sent to an http server (values may be secrets and are never shown)."""
-
-
-class ServerConfig(WireModel):
-    """One fully resolved server: variables substituted, env file merged."""
-
-    id: str
-    """Unique id."""
-    label: str
-    """Display name."""
-    source: str
-    """``settings`` or the config file's URI."""
-    transport: Literal["stdio", "http"]
-    """How it is reached."""
-    command: str | None = None
-    """Executable (stdio)."""
-    args: tuple[str, ...] = ()
-    """Arguments (stdio)."""
-    env: dict[str, str] = Field(default_factory=dict[str, str])
-    """Extra environment (stdio)."""
-    cwd: str | None = None
-    """Working directory (stdio)."""
-    url: str | None = None
-    """Endpoint (http)."""
-    headers: dict[str, str] = Field(default_factory=dict[str, str])
-    """HTTP headers (http)."""
     workspace_defined: bool = False
     """Defined by a file inside a workspace folder: needs the user's trust before its first start."""
     origin: str = SETTINGS_SOURCE
@@ -141,17 +74,9 @@ class ServerConfig(WireModel):
 
     # Properties, not cached: a config copied with other fields must never keep the old fingerprint.
     @property
-    def launch(self) -> LaunchSpec:
-        """The launch fields that consent is keyed on."""
-        return LaunchSpec(
-            transport=self.transport, command=self.command, args=self.args, env=self.env, cwd=self.cwd,
-            url=self.url, headers=self.headers,
-        )
-
-    @property
     def fingerprint(self) -> str:
-        """Hash of :attr:`launch`; a changed launch config means new consent."""
-        return fingerprint(self.launch)
+        """Hash of its launch fields; a changed launch config means new consent."""
+        return fingerprint(self)
 
     @property
     def identity(self) -> ServerIdentity:

@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Protocol
 
 import anyio
@@ -32,67 +31,19 @@ from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from host_bridge import __version__
-from host_bridge.hub.config import ServerConfig, ServerRef
+from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.http_transport import http_transport
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
+from host_bridge.hub.models import ResourceCapabilities, ServerState, ServerStatus, SharedRoot
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root, VisibleThrough
-from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 """Every protocol revision the SDK (and so host_bridge) can speak."""
 _MAX_STDERR_LINE = 8192
-
-
-class ServerState(StrEnum):
-    """Where a server is in its life (DESIGN.md ``ServerStatus.state``)."""
-
-    AWAITING_TRUST = "awaitingTrust"
-    STARTING = "starting"
-    RUNNING = "running"
-    RESTARTING = "restarting"
-    STOPPED = "stopped"
-    FAILED = "failed"
-
-
-class SharedRoot(WireModel):
-    """A folder shared with a server (``ServerStatus.sharedRoots``)."""
-
-    uri: str
-    """Canonical ``file://`` URI."""
-    name: str | None = None
-    """Name shown to the server."""
-
-
-class ResourceCapabilities(WireModel):
-    """What the server declared about resources."""
-
-    subscribe: bool = False
-    """It accepts ``resources/subscribe``."""
-    list_changed: bool = False
-    """It sends ``notifications/resources/list_changed``."""
-
-
-class ServerStatus(ServerRef):
-    """A server as the editor sees it (DESIGN.md ``ServerStatus``)."""
-
-    state: ServerState
-    """Where it is in its life."""
-    protocol_version: str | None = None
-    """The negotiated protocol revision, once connected."""
-    server_info: dict[str, Any] | None = None
-    """The server's ``serverInfo`` (name, version …)."""
-    resources: ResourceCapabilities | None = None
-    """Its resource capabilities; absent when it has none."""
-    shared_roots: tuple[SharedRoot, ...] = ()
-    """The folders it may see now."""
-    visible_through: tuple[VisibleThrough, ...] = ()
-    """Candidate folders not shared themselves that it sees anyway, inside a shared folder."""
-    last_error: str | None = None
-    """Why it last failed, in words a person can act on."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from host_bridge.hub.config import ServerRef
+from host_bridge.hub.models import ServerRef
 from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 INVALID_PARAMS = -32602
+"""JSON-RPC: bad params (a refused URI, a missing template variable …) or an unknown server id."""
 INTERNAL_ERROR = -32603
+"""JSON-RPC: the sidecar failed (see its log)."""
 RESOURCE_NOT_FOUND = -32002
+"""The MCP server does not know the resource (``data: {uri}``)."""
 SERVER_NOT_RUNNING = -32802
 """Application range: the server exists but is not connected (starting, failed, awaiting trust…)."""
 UPSTREAM_ERROR = -32803

@@ -1,7 +1,7 @@
 """The streamable HTTP transport: the SDK's client, with response bodies capped by their decoded size.
 
 httpx decodes ``Content-Encoding`` while the SDK reads a JSON answer whole, so a few hundred KB of gzip can become
-gigabytes in memory (matrix D4). A response hook takes the decoding over for every body that is not an event
+gigabytes in memory (docs/security.md D4). A response hook takes the decoding over for every body that is not an event
 stream: it inflates gzip and deflate itself, a bounded piece at a time, and stops with :class:`BodyTooLargeError`
 once the decoded bytes pass the cap, which the SDK reports as the failure of that one request. Event streams are left
 to the SDK, which caps each event (1 MiB by default) as it decodes. Answers are then checked for their item counts

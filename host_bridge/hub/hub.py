@@ -21,9 +21,11 @@ from mcp import Client, MCPError
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection, ServerState, ServerStatus
+from host_bridge.hub.connection import ConnectionSettings, ServerConnection
 from host_bridge.hub.errors import UnknownServerError
-from host_bridge.hub.resources import ResourceBroker, ResourceSettings
+from host_bridge.hub.models import ServerState, ServerStatus
+from host_bridge.hub.resources.broker import ResourceBroker
+from host_bridge.hub.resources.models import ResourceSettings
 from host_bridge.roots import Root, RootsRegistry
 
 logger = logging.getLogger(__name__)

@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from host_bridge.procs import kill_group
+from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def reaper_pid() -> int | None:
 def _tell(line: str) -> None:
     """Pass a registration to the reaper, (re)starting it with the whole registry when needed. Holds ``_lock``."""
     global _reaper_pipe
-    if sys.platform == "win32":  # pragma: no cover - Job Objects end the children there
+    if IS_WINDOWS:  # pragma: no cover - Job Objects end the children there
         return
     if _reaper_pipe is not None:
         try:

@@ -3,7 +3,7 @@
 :func:`stdio_transport` stands in for ``mcp.client.stdio.stdio_client`` and yields the same pair of memory object
 streams that ``mcp.Client`` expects; the MCP session stays the SDK's. What differs is the read side: stdout is read
 as bytes and split on ``b"\\n"`` by a :class:`LineSplitter` with a hard per-line cap, so a server writing an endless
-line is disconnected with a clear reason instead of growing our memory until a request times out (matrix C9).
+line is disconnected with a clear reason instead of growing our memory until a request times out (docs/security.md C9).
 Each line is parsed once into Python objects and validated with the SDK's own JSON-RPC models, without the
 SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed message, not four times that).
 

@@ -16,7 +16,7 @@ KIND_ORDER: tuple[CandidateKind, ...] = ("workspaceFolder", "git", "worktree", "
 
 
 class Candidate(WireModel):
-    """A folder that could be shared with MCP servers, once the user consents (DESIGN.md ``Candidate``)."""
+    """A folder that could be shared with MCP servers, once the user consents (docs/protocol.md ``Candidate``)."""
 
 
     uri: str

@@ -13,12 +13,12 @@ import logging
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from host_bridge.procs import die_with_parent, kill_group
 from host_bridge.safe_read import RepoFileError, read_repo_text
+from host_bridge.system import IS_WINDOWS
 from host_bridge.text import visible
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def run_git(cwd: str, args: list[str], timeout: float, *, ok_codes: tuple[int, .
     whole group is killed before the child is reaped. Call it from a thread that waits for it (it does).
     """
     command = ["git", "-c", "core.fsmonitor=false", *args]
-    posix = sys.platform != "win32"
+    posix = not IS_WINDOWS
     try:
         process = subprocess.Popen(
             command,

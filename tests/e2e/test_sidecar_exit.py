@@ -18,7 +18,7 @@ from support.records import record_line
 from support.servers import resources_server, roots_recorder
 from support.sidecar import BridgeClient, state_of
 
-from host_bridge.lsp.server import STOP_TIMEOUT
+from host_bridge.hosts.lsp.server import STOP_TIMEOUT
 
 
 @pytest.mark.asyncio

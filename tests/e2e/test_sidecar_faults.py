@@ -226,7 +226,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 STRAY_OUTPUT = """
 import os, sys, threading, time
 def stray():
-    # Wait until the sidecar owns stdout (host_bridge.lsp.server.run_stdio), then scribble on it.
+    # Wait until the sidecar owns stdout (host_bridge.hosts.lsp.server.run_stdio), then scribble on it.
     while sys.stdout is not sys.stderr:
         time.sleep(0.005)
     for _ in range(20):

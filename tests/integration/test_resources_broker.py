@@ -31,7 +31,8 @@ from host_bridge.hub.errors import (
     UnknownServerError,
     UpstreamError,
 )
-from host_bridge.hub.resources import ResourceBroker, ResourceSettings
+from host_bridge.hub.resources.broker import ResourceBroker
+from host_bridge.hub.resources.models import ResourceSettings
 
 pytestmark = pytest.mark.anyio
 

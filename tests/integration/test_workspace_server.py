@@ -12,7 +12,7 @@ from support.hub_harness import Harness, configs, running_hub
 from support.paths import REPO
 
 from host_bridge.hub.errors import ResourceNotFoundError
-from host_bridge.hub.resources import ResourceItem
+from host_bridge.hub.resources.models import ResourceItem
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = pytest.mark.anyio

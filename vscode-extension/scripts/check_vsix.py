@@ -19,8 +19,8 @@ REQUIRED = (
 FORBIDDEN = ("extension/node_modules/", "extension/src/", "extension/test/", "extension/dist/extension.js.map")
 WHEEL_MODULES = (
     "host_bridge/__main__.py",
-    "host_bridge/cli.py",
-    "host_bridge/lsp/server.py",
+    "host_bridge/hosts/cli.py",
+    "host_bridge/hosts/lsp/server.py",
     "host_bridge/hub/connection.py",
     "host_bridge/consent/store.py",
 )

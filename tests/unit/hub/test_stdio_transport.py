@@ -166,7 +166,7 @@ async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_let
 
 @pytest.mark.requirement("E1", "H1")
 def test_a_servers_whole_stop_sequence_fits_in_the_sidecars_stop_budget() -> None:
-    from host_bridge.lsp.server import STOP_TIMEOUT
+    from host_bridge.hosts.lsp.server import STOP_TIMEOUT
 
     assert stdio_transport.STOP_SECONDS < STOP_TIMEOUT
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from host_bridge.lsp import frame_writer
-from host_bridge.lsp.frame_writer import frame_pieces
+from host_bridge.hosts.lsp import frame_writer
+from host_bridge.hosts.lsp.frame_writer import frame_pieces
 
 CONTENT_TYPE = "application/vscode-jsonrpc; charset=utf-8"
 
@@ -116,7 +116,7 @@ class Capture:
 
 
 def test_an_answer_that_cannot_be_encoded_is_replaced_by_an_error_so_the_editor_is_not_left_waiting() -> None:
-    from host_bridge.lsp.server import create_server
+    from host_bridge.hosts.lsp.main import create_server
 
     protocol = create_server().protocol
     out = Capture()

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 
 from host_bridge.hub.errors import InvalidRequestError, UnknownServerError
-from host_bridge.hub.resources import ResourceBroker, ResourceSettings
+from host_bridge.hub.resources.broker import ResourceBroker
+from host_bridge.hub.resources.models import ResourceSettings
 
 
 class NoServers:

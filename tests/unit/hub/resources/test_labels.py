@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from host_bridge.hub.resources import sanitize_label
+from host_bridge.hub.resources.labels import sanitize_label
 
 pytestmark = pytest.mark.requirement("C19")
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from host_bridge.hub import resources
-from host_bridge.hub.resources import _utf8_size, base64_size  # pyright: ignore[reportPrivateUsage]
+from host_bridge.hub.resources import reads as resources
+from host_bridge.hub.resources.reads import _utf8_size, base64_size  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.fixture(params=[4, 8, 2**16], ids=lambda size: f"slice{size}")

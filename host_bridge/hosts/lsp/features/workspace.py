@@ -17,19 +17,21 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
+import anyio
+import anyio.to_thread
 from lsprotocol import types
 
-from host_bridge.lsp.server import HostBridgeServer
+from host_bridge.core import Core
+from host_bridge.hosts.lsp.feature import Feature
+from host_bridge.hosts.lsp.features.consent import ConsentFeature
+from host_bridge.hub.config import ConfigProblem, ServerSet, load_servers
+from host_bridge.uris import UriError, canonical_path, parse_file_uri
+from host_bridge.workspace.detect import detect
+from host_bridge.workspace.models import WorkspaceFolder
+from host_bridge.workspace.watch import DirectoryWatcher
 
 if TYPE_CHECKING:
-    import anyio
-
-    from host_bridge.core import Core
-    from host_bridge.hub.config import ConfigProblem, ServerSet
-    from host_bridge.workspace.models import WorkspaceFolder
-    from host_bridge.workspace.watch import DirectoryWatcher
-
-# Detection, the config loader and the models are imported when first used, after ``initialize`` is answered.
+    from host_bridge.hosts.lsp.server import HostBridgeServer
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +51,20 @@ _WATCH_SETTLE = 0.25
 OS watch was being set up is not missed)."""
 
 
-class WorkspaceSync:
+class WorkspaceFeature(Feature):
     """Keeps the registry's candidates and the hub's servers in step with the editor's folders and config files."""
 
-    def __init__(self, server: HostBridgeServer, debounce: float = DEBOUNCE, max_delay: float = MAX_DELAY) -> None:
+    def __init__(
+        self,
+        server: HostBridgeServer,
+        core: Core,
+        consent: ConsentFeature,
+        debounce: float = DEBOUNCE,
+        max_delay: float = MAX_DELAY,
+    ) -> None:
         self._server = server
+        self._core = core
+        self._consent = consent
         self._debounce = debounce
         self._max_delay = max_delay
         self._dirty = asyncio.Event()
@@ -76,12 +87,8 @@ class WorkspaceSync:
         self.reloads = 0
         """How many times the server configs were loaded."""
 
-    def folders_changed(self, added: list[WorkspaceFolder], removed: list[str]) -> None:
-        """Apply an editor change to the folder list and schedule a refresh."""
-        kept = [f for f in self._server.folders if f.uri not in removed]
-        known = {f.uri for f in kept}
-        kept.extend(f for f in added if f.uri not in known)
-        self._server.folders = kept
+    def folders_changed(self) -> None:
+        """The editor's folders changed: schedule a refresh."""
         self.redetect()
 
     def redetect(self) -> None:
@@ -111,22 +118,16 @@ class WorkspaceSync:
             self._read_workspace = read
         self.reload_servers()
 
-    async def start(self, core: Core) -> None:
+    async def initialized(self) -> None:
         """Apply the initial folders, then keep refreshing in the core's task group."""
-        from host_bridge.workspace.watch import DirectoryWatcher
-
+        core = self._core
         self._watcher = DirectoryWatcher(self._on_files_changed, debounce_ms=50)
         core.tasks.start_soon(self._watcher.run, name="config file watcher")
-        try:
-            self._detect_next = False
-            await self._refresh(core, detect=True)
-        finally:
-            self._server.ready.set()
+        self._detect_next = False
+        await self._refresh(core, detect=True)
         core.tasks.start_soon(self._run, core, name="workspace sync")
 
     async def _run(self, core: Core) -> None:
-        import anyio
-
         while True:
             await self._dirty.wait()
             deadline = anyio.current_time() + self._max_delay
@@ -143,8 +144,6 @@ class WorkspaceSync:
                 logger.exception("re-reading the workspace failed; keeping the previous candidates and servers")
 
     async def _refresh(self, core: Core, *, detect: bool) -> None:
-        import anyio
-
         late: list[bool] = []  # set once this refresh stopped waiting: the detection then asks its own questions
         if detect:
             self._generation += 1
@@ -159,16 +158,13 @@ class WorkspaceSync:
                     FIRST_DETECTION_WAIT,
                 )
         await self._load_servers(core)
-        self._server.consent.review()
+        self._consent.review()
 
     async def _detect(self, core: Core, generation: int, done: anyio.Event, late: list[bool]) -> None:
         """Detect the candidates in a worker thread and apply them, unless a newer detection started meanwhile."""
-        import anyio.to_thread
-
-        from host_bridge.workspace.detect import detect
 
         try:
-            detection = await anyio.to_thread.run_sync(detect, list(self._server.folders))
+            detection = await anyio.to_thread.run_sync(detect, _workspace_folders(self._server.folders))
         except Exception:
             logger.exception("detecting the workspace's folders failed; keeping the previous candidates")
             done.set()
@@ -179,17 +175,14 @@ class WorkspaceSync:
             self.refreshes += 1
             core.registry.set_candidates(detection.candidates)
             if late:
-                self._server.consent.review()
+                self._consent.review()
         done.set()
 
     async def _load_servers(self, core: Core) -> None:
-        import anyio.to_thread
-
-        from host_bridge.hub.config import load_servers
 
         options = self._server.options
         read_workspace = options.read_workspace_config if self._read_workspace is None else self._read_workspace
-        paths = _folder_paths(list(self._server.folders))
+        paths = _folder_paths(self._server.folders)
         settings = options.servers if self._settings is None else self._settings
         servers = await anyio.to_thread.run_sync(partial(load_servers, settings, paths, read_workspace=read_workspace))
         self.reloads += 1
@@ -240,29 +233,15 @@ class WorkspaceSync:
         )
 
 
-def _folder_paths(folders: list[WorkspaceFolder]) -> list[str]:
-    from host_bridge.uris import UriError, canonical_path, parse_file_uri
+def _workspace_folders(folders: list[tuple[str, str | None]]) -> list[WorkspaceFolder]:
+    return [WorkspaceFolder(uri=uri, name=name) for uri, name in folders]
 
+
+def _folder_paths(folders: list[tuple[str, str | None]]) -> list[str]:
     paths: list[str] = []
-    for folder in folders:
+    for uri, _ in folders:
         try:
-            paths.append(canonical_path(parse_file_uri(folder.uri)))
+            paths.append(canonical_path(parse_file_uri(uri)))
         except (UriError, OSError):
             continue
     return paths
-
-
-def setup(server: HostBridgeServer) -> None:
-    """Register the folder-change and configuration-change handlers and the sync state."""
-    server.sync = WorkspaceSync(server)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_folders(ls: HostBridgeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        from host_bridge.workspace.models import WorkspaceFolder
-
-        added = [WorkspaceFolder(uri=f.uri, name=f.name) for f in params.event.added]
-        ls.sync.folders_changed(added, [f.uri for f in params.event.removed])
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: HostBridgeServer, params: types.DidChangeConfigurationParams) -> None:
-        ls.sync.settings_changed(params.settings)

@@ -1,8 +1,13 @@
-"""The sidecar's language server: typed state over the core, the stdio main loop, the composition root.
+"""The sidecar's shell: the pygls server that answers ``initialize`` at once, owns the core's lifetime and the
+features, and runs the stdio main loop.
 
-:class:`HostBridgeServer` holds every core object once the editor said ``initialized`` and implements
-:class:`host_bridge.hub.hub.HubEvents` by turning hub events into notifications to the editor. Features
-(:mod:`host_bridge.lsp.features`) register their handlers in :func:`create_server`.
+:class:`HostBridgeServer` registers one handler for every editor → sidecar request of the message table
+(:mod:`host_bridge.hosts.lsp.messages`), each answered by :func:`host_bridge.hosts.lsp.feature.answer`. After
+``initialized`` it loads the core and the features in a worker thread (:mod:`host_bridge.hosts.lsp.deferred`), opens
+the core, makes the features (:mod:`host_bridge.hosts.lsp.features`) and calls their hooks. It keeps what the editor
+said (folders, options, capabilities) and sends the editor what the features and the core have to say.
+
+Nothing here imports pydantic or the core at module level: ``initialize`` is answered before they are loaded.
 """
 
 from __future__ import annotations
@@ -11,24 +16,15 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import signal
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
-from functools import wraps
-from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import (
-    JsonRpcException,
-    JsonRpcInternalError,
-    JsonRpcInvalidParams,
-    JsonRpcInvalidRequest,
-    JsonRpcParseError,
-)
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -43,52 +39,40 @@ from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
-from host_bridge.hub.errors import INTERNAL_ERROR, HubError
-from host_bridge.lsp import methods
-from host_bridge.lsp.frame_writer import frame_pieces
-from host_bridge.lsp.framing import FrameReader, FramingError, chunk_reader
+from host_bridge.hosts.lsp import deferred, messages
+from host_bridge.hosts.lsp.feature import Feature, answer, handlers
+from host_bridge.hosts.lsp.frame_writer import frame_pieces
+from host_bridge.hosts.lsp.framing import FrameReader, FramingError, chunk_reader
+from host_bridge.hub.errors import INTERNAL_ERROR, SERVER_NOT_RUNNING
+from host_bridge.system import IS_WINDOWS
 
 if TYPE_CHECKING:
-    from host_bridge.core import Core
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.lsp.features.consent import ConsentPrompts
-    from host_bridge.lsp.features.workspace import WorkspaceSync
-    from host_bridge.lsp.protocol import InitializationOptions
-    from host_bridge.wire import WireModel
-    from host_bridge.workspace.models import WorkspaceFolder
+    from pydantic import BaseModel
 
-# Nothing here imports pydantic or the core at module level: ``initialize`` is answered before they are needed.
+    from host_bridge.core import Core
+    from host_bridge.hosts.lsp.protocol import InitializationOptions
 
 logger = logging.getLogger(__name__)
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+P = TypeVar("P", bound="BaseModel")
+FeatureT = TypeVar("FeatureT", bound=Feature)
 
-NOT_READY = -32802
+NOT_READY = SERVER_NOT_RUNNING
 """Code of a request that arrives before the core could start (it shares the "server not running" code)."""
 READY_TIMEOUT = 60.0
 """Seconds a request waits for the core's first start (detection and server configs) before failing."""
 STOP_TIMEOUT = 4.0
 """Seconds the core gets to stop every MCP server when the editor goes away; a server's own stop sequence
 (``host_bridge.hub.stdio_transport.STOP_SECONDS``) fits in it, and whatever is left after it gets SIGKILL."""
-EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if sys.platform != "win32" else ()
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if not IS_WINDOWS else ()
 """Signals that end the sidecar like ``exit`` does (stopping every MCP server first), with 128 + the signal number."""
-
-
-def _import_core() -> None:
-    import importlib
-
-    from host_bridge.lsp import protocol
-
-    importlib.import_module("host_bridge.core")
-    protocol.resolve_hub_models()
 
 
 def raw_json_converter() -> cattrs.Converter:
     """pygls' converter, except that custom messages keep their params and results as plain JSON.
 
     pygls turns them into namedtuples, which lose keys that are not identifiers; our handlers validate the
-    plain JSON with the models of :mod:`host_bridge.lsp.protocol` instead.
+    plain JSON with the models of :mod:`host_bridge.hosts.lsp.protocol` instead.
     """
     converter = default_converter()
     for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
@@ -155,7 +139,7 @@ class HostBridgeProtocol(LanguageServerProtocol):
 
     def _send_data(self, data: Any) -> None:
         """pygls' writer, except that the frame is written in pieces and long strings straight from the result
-        (:mod:`host_bridge.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
+        (:mod:`host_bridge.hosts.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
         if not data:
             return
         writer = self.writer
@@ -228,12 +212,7 @@ class HostBridgeProtocol(LanguageServerProtocol):
 
 
 class HostBridgeServer(LanguageServer):
-    """The sidecar: LSP and ``hostBridge/*`` on one side, the core on the other."""
-
-    sync: WorkspaceSync
-    """Keeps candidates and server configs in step with the workspace folders (set by the workspace feature)."""
-    consent: ConsentPrompts
-    """Asks the user about folders and workspace-defined servers (set by the consent feature)."""
+    """The sidecar: LSP and ``hostBridge/*`` on one side, the core and the features on the other."""
 
     def __init__(self) -> None:
         super().__init__(  # pyright: ignore[reportUnknownMemberType]  (pygls leaves a parameter untyped)
@@ -242,39 +221,35 @@ class HostBridgeServer(LanguageServer):
         self.raw_options: object = None
         """``initializationOptions`` as the editor sent them."""
         self._options: InitializationOptions | None = None
-        self._folders: list[WorkspaceFolder] = []
-        self._initial_folders: list[tuple[str, str | None]] | None = None
+        self.folders: list[tuple[str, str | None]] = []
+        """The editor's workspace folders as ``(uri, name)``, in its order."""
         self.consent_ui = False
         """The editor answers ``hostBridge/askConsent`` (else ``window/showMessageRequest`` is used)."""
         self.core: Core | None = None
-        """The core, once started."""
+        """The core, once it is open and the features exist."""
         self.ready = asyncio.Event()
         """Set once the core started and the first detection and configuration are applied."""
-        self.server_listeners: list[Callable[[ServerStatus], None]] = []
-        """Called with every server status change, after the editor is notified."""
         self.exit_code = 0
         """What the process exits with."""
+        self._features: dict[type[Feature], Feature] = {}
+        self._handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        self._waiting: list[Callable[[Feature], None]] | None = []
+        """Editor events that came before the features existed, replayed to them in order (``None`` after)."""
         self._exit = asyncio.Event()
         self._stop = asyncio.Event()
         self._core_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop_thread: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        for message in messages.MESSAGES:
+            if _handled_here(message):
+                self.feature(message.method)(self._answerer(cast(messages.Request[Any, Any], message)))
 
-    @property
-    def folders(self) -> list[WorkspaceFolder]:
-        """The editor's workspace folders, in its order."""
-        if self._initial_folders is not None:
-            from host_bridge.workspace.models import WorkspaceFolder
+    def _answerer(self, message: messages.Request[Any, Any]) -> Callable[[Any], Coroutine[Any, Any, object]]:
+        async def handle(params: Any) -> object:
+            return await answer(self, message, params)
 
-            self._folders = [WorkspaceFolder(uri=uri, name=name) for uri, name in self._initial_folders]
-            self._initial_folders = None
-        return self._folders
-
-    @folders.setter
-    def folders(self, folders: list[WorkspaceFolder]) -> None:
-        self._initial_folders = None
-        self._folders = folders
+        return handle
 
     @property
     def options(self) -> InitializationOptions:
@@ -283,35 +258,74 @@ class HostBridgeServer(LanguageServer):
         Validated on first use (in ``initialized``), so answering ``initialize`` does not wait for pydantic.
         """
         if self._options is None:
-            from host_bridge.lsp.protocol import InitializationOptions
-
-            self._options, problems = InitializationOptions.lenient(self.raw_options)
+            self._options, problems = deferred.initialization_options(self.raw_options)
             for problem in problems:
                 logger.warning("%s", problem)
         return self._options
 
-    def set_initial_folders(self, folders: list[tuple[str, str | None]]) -> None:
-        """The folders of ``initialize`` as ``(uri, name)``; made :attr:`folders` when first needed."""
-        self._initial_folders = list(folders)
+    # Features.
+
+    def add_feature(self, feature: FeatureT) -> FeatureT:
+        """Register ``feature`` (one per type) and the requests it handles."""
+        kind = type(feature)
+        if kind in self._features:
+            raise ValueError(f"a {kind.__name__} is registered already")
+        for message, handler in handlers(feature):
+            if message.method in self._handlers:
+                raise ValueError(f"{message.method} has a handler already")
+            self._handlers[message.method] = handler
+        self._features[kind] = feature
+        return feature
+
+    def get_feature(self, kind: type[FeatureT]) -> FeatureT | None:
+        """The registered feature of type ``kind``, if any."""
+        feature = self._features.get(kind)
+        return feature if isinstance(feature, kind) else None
+
+    def handler(self, message: messages.Request[Any, Any]) -> Callable[[Any], Awaitable[Any]]:
+        """The registered handler of an editor → sidecar request; a JSON-RPC error while there is none."""
+        handler = self._handlers.get(message.method)
+        if handler is None:
+            raise JsonRpcException("the sidecar failed to start; see its log", NOT_READY)
+        return handler
+
+    def _handles(self, message: messages.Message) -> bool:
+        return message.method in self._handlers
+
+    def to_features(self, event: Callable[[Feature], None], *, replay: bool = True) -> None:
+        """Pass an editor event to every feature, in order; before they exist, keep it for them (``replay``)."""
+        if self._waiting is not None:
+            if replay:
+                self._waiting.append(event)
+            return
+        for feature in list(self._features.values()):
+            try:
+                event(feature)
+            except Exception:
+                logger.exception("%s failed to take an event", type(feature).__name__)
 
     # Core lifetime.
 
-    def start_core(self, *starters: Callable[[Core], Awaitable[None]]) -> None:
-        """Open the core (:func:`host_bridge.core.open_core`) in a long-lived task on this loop, then run
-        ``starters`` with it; it stays open until :meth:`stop_core`."""
+    def start_core(self) -> None:
+        """Load the core and the features (in a worker thread: the loop keeps answering), open the core in a
+        long-lived task on this loop, make the features and start them; it stays open until :meth:`stop_core`."""
 
         async def own() -> None:
-            # Importing the core (the mcp SDK, pydantic models) takes most of a second; in a worker thread the loop
-            # keeps answering the editor meanwhile.
-            await asyncio.to_thread(_import_core)
-            from host_bridge.core import open_core
-            from host_bridge.storage import default_storage_dir
-
+            await asyncio.to_thread(deferred.load)
             try:
-                async with open_core(self.options.storage_dir or default_storage_dir(), self) as core:
+                async with deferred.open_core(self.options.storage_dir, self) as core:
+                    for feature in deferred.create_features(self, core):
+                        self.add_feature(feature)
+                    waiting, self._waiting = self._waiting or [], None
+                    for event in waiting:
+                        self.to_features(event)
+                    missing = [m.method for m in messages.MESSAGES if _handled_here(m) and not self._handles(m)]
+                    if missing:
+                        logger.error("no feature handles %s", ", ".join(missing))
                     self.core = core
-                    for starter in starters:
-                        await starter(core)
+                    for feature in list(self._features.values()):
+                        await feature.initialized()
+                    self.ready.set()
                     await self._stop.wait()
             finally:
                 self.ready.set()
@@ -323,6 +337,15 @@ class HostBridgeServer(LanguageServer):
         """Whether :meth:`start_core` ran already (it runs once per sidecar)."""
         return self._core_task is not None
 
+    async def shut_down(self) -> None:
+        """``shutdown``: every feature's hook, then stop the core."""
+        for feature in list(self._features.values()):
+            try:
+                await feature.shutdown()
+            except Exception:
+                logger.exception("%s failed to shut down", type(feature).__name__)
+        await self.stop_core()
+
     async def stop_core(self) -> None:
         """Stop every MCP server (children included); bounded by :data:`STOP_TIMEOUT`, after which whatever is
         left of every server's process group gets SIGKILL."""
@@ -331,28 +354,23 @@ class HostBridgeServer(LanguageServer):
         if task is not None and not task.done():
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
-        kill_server_groups()
+        deferred.kill_server_groups()
 
     async def core_within(self, seconds: float) -> Core | None:
         """The core after at most ``seconds`` of waiting for the workspace to be applied, or ``None`` if it does not
-        exist yet (still importing, or failed)."""
+        exist yet (still loading, or failed)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.ready.wait(), seconds)
         return self.core
 
-    async def ready_core(self, *, at_most: float = READY_TIMEOUT) -> Core:
-        """The core once it started and applied the workspace; a JSON-RPC error if it cannot.
-
-        With ``at_most``, the core as it is after that many seconds, even if the workspace is still being applied
-        (``hostBridge/status`` answers at once, also while a hostile repository slows detection down).
-        """
+    async def ready_core(self) -> Core:
+        """The core once it started and applied the workspace; a JSON-RPC error if it cannot."""
         if self.core is None and self._core_task is None:
             raise JsonRpcException("the sidecar is not initialized yet; send initialize/initialized first", NOT_READY)
         try:
-            await asyncio.wait_for(self.ready.wait(), at_most)
+            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT)
         except TimeoutError:
-            if self.core is None or at_most >= READY_TIMEOUT:
-                raise JsonRpcException("the sidecar is still starting; try again", NOT_READY) from None
+            raise JsonRpcException("the sidecar is still starting; try again", NOT_READY) from None
         if self.core is None:
             raise JsonRpcException("the sidecar failed to start; see its log", NOT_READY)
         return self.core
@@ -378,9 +396,16 @@ class HostBridgeServer(LanguageServer):
 
     # Messages to the editor.
 
-    def notify_editor(self, method: str, params: WireModel) -> None:
+    def notify_editor(self, message: messages.Notification[P], params: P) -> None:
         """Send a ``hostBridge/*`` notification."""
-        self.protocol.notify(method, params.to_wire())
+        self.protocol.notify(message.method, cast(Any, params).to_wire())
+
+    async def request_editor(self, message: messages.Request[P, Any], params: P, timeout: float) -> object:
+        """Send a ``hostBridge/*`` request and return its raw result (validate it with the table's result model);
+        raises ``TimeoutError`` after ``timeout`` seconds, or whatever the editor's error answer raises."""
+        return await asyncio.wait_for(
+            self.protocol.send_request_async(message.method, cast(Any, params).to_wire()), timeout
+        )
 
     def log_to_editor(self, kind: types.MessageType, message: str) -> None:
         """``window/logMessage``; safe to call from any thread."""
@@ -394,38 +419,6 @@ class HostBridgeServer(LanguageServer):
     def show_to_user(self, kind: types.MessageType, message: str) -> None:
         """``window/showMessage``: something the user should see now, not only in the log."""
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
-
-    # HubEvents.
-
-    def server_changed(self, status: ServerStatus) -> None:
-        """Tell the editor, then the features."""
-        self.notify_editor(methods.SERVER_CHANGED, status)
-        for listener in list(self.server_listeners):
-            try:
-                listener(status)
-            except Exception:
-                logger.exception("a server-change listener failed")
-
-    def server_log(self, server_id: str, line: str) -> None:
-        """Forward an MCP server's stderr line to the editor's log."""
-        self.log_to_editor(types.MessageType.Log, f"[{server_id}] {line}")
-
-    def resources_changed(self, server_id: str) -> None:
-        """``hostBridge/resourcesChanged``."""
-        from host_bridge.lsp.protocol import ServerNotification
-
-        self.notify_editor(methods.RESOURCES_CHANGED, ServerNotification(server=server_id))
-
-    def resource_updated(self, server_id: str, uri: str) -> None:
-        """``hostBridge/resourceUpdated``."""
-        from host_bridge.lsp.protocol import ResourceUpdatedNotification
-
-        self.notify_editor(methods.RESOURCE_UPDATED, ResourceUpdatedNotification(server=server_id, uri=uri))
-
-    def notice(self, server_id: str | None, message: str) -> None:
-        """Something the user should know."""
-        prefix = f"[{server_id}] " if server_id else ""
-        self.log_to_editor(types.MessageType.Warning, prefix + message)
 
     # Main loop.
 
@@ -491,97 +484,5 @@ class HostBridgeServer(LanguageServer):
         logger.error("LSP message handling failed: %s", error, exc_info=error)
 
 
-def rpc_errors(handler: Callable[_P, Awaitable[_R]]) -> Callable[_P, Coroutine[Any, Any, _R]]:
-    """Turn core errors into JSON-RPC errors: a :class:`HubError` keeps its code, message and data; bad params
-    are ``-32602`` naming the field."""
-
-    @wraps(handler)
-    async def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return await handler(*args, **kwargs)
-        except HubError as error:
-            raise JsonRpcException(error.message, error.code, error.data) from error
-        except Exception as error:
-            from pydantic import ValidationError  # imported already: only the models' validation raises it
-
-            if not isinstance(error, ValidationError):
-                raise
-            details = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in error.errors())
-            raise JsonRpcInvalidParams(f"invalid params: {details}") from error
-
-    return wrapped
-
-
-def params_dict(params: object) -> dict[str, Any]:
-    """Raw params of a custom message as a dict (absent params are ``{}``)."""
-    if params is None:
-        return {}
-    if isinstance(params, dict):
-        return {str(k): v for k, v in cast(dict[object, Any], params).items()}
-    raise JsonRpcInvalidParams("params must be an object")
-
-
-class _EditorLogHandler(logging.Handler):
-    """Forwards warnings and errors of ``host_bridge`` to the editor's log."""
-
-    def __init__(self, server: HostBridgeServer) -> None:
-        super().__init__(logging.WARNING)
-        self._server = server
-        self._busy = threading.local()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(self._busy, "active", False):
-            return
-        self._busy.active = True
-        try:
-            kind = types.MessageType.Error if record.levelno >= logging.ERROR else types.MessageType.Warning
-            self._server.log_to_editor(kind, record.getMessage())
-        except Exception:
-            self.handleError(record)
-        finally:
-            self._busy.active = False
-
-
-def create_server() -> HostBridgeServer:
-    """The composition root: a server with every feature, in order."""
-    from host_bridge.lsp.features import consent, lifecycle, resources, status, workspace
-
-    server = HostBridgeServer()
-    for feature in (lifecycle, workspace, consent, resources, status):
-        feature.setup(server)
-    return server
-
-
-def run_stdio() -> NoReturn:
-    """``host-bridge serve``: LSP on stdin/stdout until the editor goes away."""
-    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    # Nothing but LSP frames may reach the editor: stray prints and inherited descriptors go to stderr.
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    sys.stdout = sys.stderr
-    server = create_server()
-    handler = _EditorLogHandler(server)
-    logging.getLogger("host_bridge").addHandler(handler)
-    code = 1
-    try:
-        code = asyncio.run(server.serve(sys.stdin.buffer, protocol_out))
-    except KeyboardInterrupt:
-        code = 0
-    except Exception:
-        logger.exception("the sidecar failed")
-    finally:
-        kill_server_groups()
-        logging.getLogger("host_bridge").removeHandler(handler)
-        with contextlib.suppress(OSError):
-            protocol_out.flush()
-        sys.stderr.flush()
-    # The stdin reader thread may still be blocked in read(); every MCP server is stopped already (and os._exit
-    # skips atexit hooks, so the last kill above is the one that counts).
-    os._exit(code)
-
-
-def kill_server_groups() -> None:
-    """SIGKILL whatever is left of every MCP server's process group (nothing to do if none was ever started)."""
-    if "host_bridge.hub.process_groups" in sys.modules:
-        from host_bridge.hub.process_groups import kill_all_server_groups
-
-        kill_all_server_groups()
+def _handled_here(message: messages.Message) -> bool:
+    return isinstance(message, messages.Request) and message.direction is messages.Direction.TO_SIDECAR

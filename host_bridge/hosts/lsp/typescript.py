@@ -1,8 +1,10 @@
-"""Generate ``vscode-extension/src/protocol.ts`` from the pydantic models, so the two sides cannot drift.
+"""Generate ``vscode-extension/src/protocol.ts`` from the message table and its models, so the two sides cannot drift.
 
-``python -m host_bridge.lsp.typescript`` prints the file; ``--check FILE`` exits 1 when FILE differs from
-what would be generated (run by ``make test``). Each model becomes an ``export interface`` with its
-docstrings as JSDoc; each ``hostBridge/*`` message becomes a typed ``RequestType`` or ``NotificationType``.
+``python -m host_bridge.hosts.lsp.typescript`` prints the file; ``--check FILE`` exits 1 when FILE differs from
+what would be generated (run by ``make test``). Each model becomes an ``export interface`` with its docstrings as
+JSDoc (a model derived from another one ``extends`` it); each message of :mod:`host_bridge.hosts.lsp.messages`
+becomes a typed ``RequestType`` or ``NotificationType``; the JSON-RPC error codes of :mod:`host_bridge.hub.errors`
+become ``ErrorCodes``.
 
 Optional fields: a field the sidecar always sends (required, or with a non-``None`` default) is required in
 TypeScript for models the sidecar sends; ``None`` defaults are left out on the wire, so they are optional.
@@ -23,74 +25,80 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from lsprotocol.types import LSPErrorCodes
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from host_bridge.lsp import methods
+from host_bridge.hosts.lsp import messages
+from host_bridge.hosts.lsp.protocol import InitializationOptions
+from host_bridge.hub import errors
+
+
+def _messages() -> list[_Entry]:
+    return [_Entry(message, message.params_model(), message.result_model()) for message in messages.MESSAGES]
 
 
 @dataclass(frozen=True)
-class Message:
-    """One ``hostBridge/*`` message and the models of its params and result."""
+class _Entry:
+    """A message of the table with its models resolved."""
 
-    method: str
+    message: messages.Message
     params: type[BaseModel]
     result: type[BaseModel] | None
-    """``None``: a notification, or a request whose result is ``null`` (see :attr:`request`)."""
-    request: bool
-    outbound: bool
-    """Sent by the sidecar (to the editor)."""
 
     @property
-    def name(self) -> str:
-        """The TypeScript name of the message: the method without ``hostBridge/``."""
-        return self.method.removeprefix("hostBridge/")
+    def outbound(self) -> bool:
+        """Sent by the sidecar (to the editor)."""
+        return self.message.direction is messages.Direction.TO_EDITOR
 
 
-def _messages() -> tuple[list[Message], list[type[BaseModel]]]:
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import Completion, ReadResult, ResourcePage
-    from host_bridge.lsp import protocol as p
-
-    p.resolve_hub_models()
-    table = [
-        Message(methods.STATUS, p.StatusParams, p.StatusResult, True, False),
-        Message(methods.LIST_RESOURCES, p.ListResourcesParams, ResourcePage, True, False),
-        Message(
-            methods.LIST_RESOURCE_TEMPLATES,
-            p.ListResourceTemplatesParams,
-            p.ListResourceTemplatesResult,
-            True,
-            False,
-        ),
-        Message(methods.COMPLETE_ARGUMENT, p.CompleteArgumentParams, Completion, True, False),
-        Message(methods.READ_RESOURCE, p.ReadResourceParams, ReadResult, True, False),
-        Message(methods.SUBSCRIBE, p.SubscriptionParams, None, True, False),
-        Message(methods.UNSUBSCRIBE, p.SubscriptionParams, None, True, False),
-        Message(methods.SET_CONSENT, p.SetConsentParams, p.SetConsentResult, True, False),
-        Message(methods.RESTART_SERVER, p.ServerParams, None, True, False),
-        Message(methods.ASK_CONSENT, p.AskConsentParams, p.AskConsentResult, True, True),
-        Message(methods.SERVER_CHANGED, ServerStatus, None, False, True),
-        Message(methods.RESOURCES_CHANGED, p.ServerNotification, None, False, True),
-        Message(
-            methods.RESOURCE_UPDATED,
-            p.ResourceUpdatedNotification,
-            None,
-            False,
-            True,
-        ),
+def _error_codes() -> list[tuple[str, int, str | None]]:
+    """``(camelCase name, code, docstring)`` of every error code the editor can be answered with."""
+    docs = _constant_docs(errors)
+    codes = [
+        (_camel(name), value, docs.get(name))
+        for name, value in vars(errors).items()
+        if name.isupper() and isinstance(value, int)
     ]
-    return table, [p.InitializationOptions]
+    codes.append(("requestCancelled", int(LSPErrorCodes.RequestCancelled), "The editor cancelled the request."))
+    return codes
 
 
-def _outbound_models(table: list[Message]) -> set[str]:
+def _camel(name: str) -> str:
+    first, *rest = name.lower().split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _constant_docs(module: object) -> dict[str, str]:
+    """The docstrings under the module-level constants of ``module``, read from its source."""
+    return _docs_under(ast.parse(inspect.getsource(cast(Any, module))).body)
+
+
+def _docs_under(body: list[ast.stmt]) -> dict[str, str]:
+    """Name → the string literal right under its assignment, for every assignment in ``body`` that has one."""
+    docs: dict[str, str] = {}
+    for statement, following in itertools.pairwise(body):
+        target = statement.target if isinstance(statement, ast.AnnAssign) else None
+        if isinstance(statement, ast.Assign):
+            target = statement.targets[0]
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[target.id] = inspect.cleandoc(following.value.value)
+    return docs
+
+
+def _outbound_models(table: list[_Entry]) -> set[str]:
     """Names of every model reachable from what the sidecar sends."""
     roots: list[type[BaseModel]] = []
-    for message in table:
-        if message.outbound:
-            roots.append(message.params)
-        elif message.result is not None:
-            roots.append(message.result)
+    for entry in table:
+        if entry.outbound:
+            roots.append(entry.params)
+        elif entry.result is not None:
+            roots.append(entry.result)
     names: set[str] = set()
     for schema in (model.model_json_schema(by_alias=True) for model in roots):
         names.update(cast(dict[str, Any], schema.get("$defs", {})).keys())
@@ -141,8 +149,13 @@ class _Writer:
             self.lines.append("")
             return
         model = self._classes[name]
-        self.lines.append(f"export interface {name} {{")
+        base = _emitted_base(model, self._defs)
+        inherited = base.model_fields if base is not None else {}
+        extends = f" extends {base.__name__}" if base is not None else ""
+        self.lines.append(f"export interface {name}{extends} {{")
         for field_name, field in model.model_fields.items():
+            if field_name in inherited:
+                continue
             alias = field.alias or field_name
             prop = cast(dict[str, Any], schema["properties"][alias])
             always = field.is_required() or (name in self._outbound and field.default is not None)
@@ -150,6 +163,14 @@ class _Writer:
             self.lines.append(f"  {alias}{'' if always else '?'}: {self.type_of(prop)};")
         self.lines.append("}")
         self.lines.append("")
+
+
+def _emitted_base(model: type[BaseModel], defs: dict[str, Any]) -> type[BaseModel] | None:
+    """The nearest base of ``model`` that is itself an interface of the file (``ServerStatus`` → ``ServerRef``)."""
+    for base in model.__mro__[1:]:
+        if issubclass(base, BaseModel) and base.__name__ in defs:
+            return base
+    return None
 
 
 @functools.cache
@@ -167,16 +188,7 @@ def _field_docs(model: type[BaseModel]) -> dict[str, str]:
             tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
         except (OSError, TypeError):
             continue
-        body = cast(ast.ClassDef, tree.body[0]).body
-        for statement, following in itertools.pairwise(body):
-            if (
-                isinstance(statement, ast.AnnAssign)
-                and isinstance(statement.target, ast.Name)
-                and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)
-            ):
-                docs[statement.target.id] = inspect.cleandoc(following.value.value)
+        docs.update(_docs_under(cast(ast.ClassDef, tree.body[0]).body))
     return docs
 
 
@@ -202,7 +214,8 @@ def _nested_models(annotation: object) -> list[type[BaseModel]]:
 
 def generate() -> str:
     """The full text of ``protocol.ts``."""
-    table, extra = _messages()
+    table = _messages()
+    extra: list[type[BaseModel]] = [InitializationOptions]
     roots = [*extra, *(m.params for m in table), *(m.result for m in table if m.result is not None)]
     classes = _model_classes(roots)
     unique = list(dict.fromkeys(roots))
@@ -211,8 +224,10 @@ def generate() -> str:
     writer = _Writer(defs, classes, _outbound_models(table))
     out = writer.lines
     out += [
-        "// Generated by `python -m host_bridge.lsp.typescript` from host_bridge/lsp/protocol.py and the hub models.",
-        "// Do not edit: change the pydantic models and run `make protocol`. `make test` fails when this file drifts.",
+        "// Generated by `python -m host_bridge.hosts.lsp.typescript` from the message table",
+        "// (host_bridge/hosts/lsp/messages.py), its models and the error codes of host_bridge/hub/errors.py.",
+        "// Do not edit: change the table or the models and run `make protocol`; `make test` fails when this file",
+        "// drifts.",
         "",
         'import { NotificationType, RequestType } from "vscode-jsonrpc";',
         "",
@@ -221,26 +236,31 @@ def generate() -> str:
         writer.definition(name)
     out.append("/** Every `hostBridge/*` method name. */")
     out.append("export const Methods = {")
-    out += [f"  {m.name}: {json.dumps(m.method)}," for m in table]
+    out += [f"  {m.message.name}: {json.dumps(m.message.method)}," for m in table]
+    out.append("} as const;")
+    out.append("")
+    out.append("/** The JSON-RPC error codes the sidecar answers with (docs/protocol.md, \"Errors\"). */")
+    out.append("export const ErrorCodes = {")
+    for name, code, doc in _error_codes():
+        writer.doc(doc, "  ")
+        out.append(f"  {name}: {code},")
     out.append("} as const;")
     out.append("")
     for m in table:
-        direction = "sidecar → editor" if m.outbound else "editor → sidecar"
-        out.append(f"/** `{m.method}` ({direction}). */")
-        if m.request:
+        name, method = m.message.name, json.dumps(m.message.method)
+        out.append(f"/** `{m.message.method}` ({m.message.direction.value}). */")
+        if isinstance(m.message, messages.Request):
             result = m.result.__name__ if m.result is not None else "null"
-            out.append(
-                f"export const {m.name} = new RequestType<{m.params.__name__}, {result}, void>({json.dumps(m.method)});"
-            )
+            out.append(f"export const {name} = new RequestType<{m.params.__name__}, {result}, void>({method});")
         else:
-            out.append(f"export const {m.name} = new NotificationType<{m.params.__name__}>({json.dumps(m.method)});")
+            out.append(f"export const {name} = new NotificationType<{m.params.__name__}>({method});")
     out.append("")
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the generated file, or compare it with ``--check FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m host_bridge.lsp.typescript", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m host_bridge.hosts.lsp.typescript", description=__doc__)
     parser.add_argument("--check", type=Path, help="exit 1 if this file differs from the generated text")
     parser.add_argument("--write", type=Path, help="write the generated text to this file")
     args = parser.parse_args(argv)

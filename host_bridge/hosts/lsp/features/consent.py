@@ -17,22 +17,33 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from lsprotocol import types
+from pydantic import ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
-from host_bridge.lsp import methods
-from host_bridge.lsp.server import HostBridgeServer, params_dict, rpc_errors
+from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.policy import Decision, DecisionNotSaved
+from host_bridge.core import Core
+from host_bridge.hosts.lsp import messages
+from host_bridge.hosts.lsp.feature import Feature, request
+from host_bridge.hosts.lsp.protocol import (
+    AskConsentParams,
+    AskConsentResult,
+    RootDecision,
+    SetConsentParams,
+    SetConsentResult,
+)
+from host_bridge.hub.connection import ServerConnection
+from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
+from host_bridge.hub.models import ServerState, ServerStatus
+from host_bridge.roots import VisibleThrough, containing
+from host_bridge.text import visible
+from host_bridge.uris import UriError, canonical_uri, parse_file_uri
+from host_bridge.workspace.models import Candidate
 
 if TYPE_CHECKING:
-    from host_bridge.consent.identity import ServerIdentity
-    from host_bridge.consent.policy import Decision
-    from host_bridge.core import Core
-    from host_bridge.hub.connection import ServerConnection, ServerStatus
-    from host_bridge.lsp.protocol import AskConsentResult, SetConsentResult
-    from host_bridge.roots import VisibleThrough
-    from host_bridge.workspace.models import Candidate
-
-# The consent core, pydantic and the models are imported when first used, after ``initialize`` is answered.
+    from host_bridge.hosts.lsp.server import HostBridgeServer
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +55,7 @@ DONT_TRUST = "Don't trust"
 ONE_BY_ONE = "Ask about each folder"
 _ACTION_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
 
-_Asked = list[tuple["Candidate", str]]
+_Asked = list[tuple[Candidate, str]]
 """Candidates asked about, with their canonical paths."""
 
 
@@ -57,11 +68,13 @@ def _all_actions(count: int) -> dict[str, str]:
     }
 
 
-class ConsentPrompts:
-    """Decides when to ask, asks, and applies the answers to the policy and the hub."""
+class ConsentFeature(Feature):
+    """Decides when to ask, asks, applies the answers to the policy and the hub, and answers
+    ``hostBridge/setConsent``."""
 
-    def __init__(self, server: HostBridgeServer) -> None:
+    def __init__(self, server: HostBridgeServer, core: Core) -> None:
         self._server = server
+        self._core = core
         self._pending: set[str] = set()
         """Server ids with a prompt in flight (never two at once for one server)."""
         self._asked: set[tuple[str, str]] = set()
@@ -78,7 +91,7 @@ class ConsentPrompts:
         The review is deferred to the next turn of the loop, so servers added together (a workspace file with
         several) are asked for trust in one batch.
         """
-        if status.state.value in ("running", "awaitingTrust") and not self._review_scheduled:
+        if status.state in (ServerState.RUNNING, ServerState.AWAITING_TRUST) and not self._review_scheduled:
             self._review_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_review)
 
@@ -88,31 +101,26 @@ class ConsentPrompts:
 
     def ask_trust_again(self, server_id: str) -> None:
         """The user asked to start a server that still waits for trust: ask for it once more."""
-        core = self._server.core
-        if core is None:
-            return
-        self._trust_asked.discard(core.hub.connection(server_id).config.identity.key)
+        self._trust_asked.discard(self._core.hub.connection(server_id).config.identity.key)
         self.review(server_id)
 
     def review(self, server_id: str | None = None) -> None:
         """Start a prompt for every server (or just ``server_id``) with unasked folders or pending trust.
 
-        Servers of one workspace file that wait for trust are asked about in one prompt (matrix F6).
+        Servers of one workspace file that wait for trust are asked about in one prompt (docs/security.md F6).
         """
-        core = self._server.core
-        if core is None:
-            return
+        core = self._core
         untrusted: dict[str, list[ServerConnection]] = {}
         for connection in core.hub.connections:
             if server_id is not None and connection.id != server_id:
                 continue
             if connection.id in self._pending:
                 continue
-            state = connection.state.value
-            if state == "awaitingTrust":
+            state = connection.state
+            if state is ServerState.AWAITING_TRUST:
                 if connection.config.identity.key not in self._trust_asked:
                     untrusted.setdefault(connection.config.source, []).append(connection)
-            elif state == "running" and (roots := self._unasked(core, connection)):
+            elif state is ServerState.RUNNING and (roots := self._unasked(core, connection)):
                 self._start_prompt(core, connection, roots, ())
         for first, *rest in untrusted.values():
             for connection in (first, *rest):
@@ -135,13 +143,11 @@ class ConsentPrompts:
         core.tasks.start_soon(self._prompt, core, connection, roots, trust_required, batch)
 
     def _unasked(self, core: Core, connection: ServerConnection) -> _Asked:
-        from host_bridge.uris import UriError, parse_file_uri
-
         identity = connection.config.identity
-        visible = {v.uri for v in core.registry.visible_through(connection.id)}
+        seen = {v.uri for v in core.registry.visible_through(connection.id)}
         found: _Asked = []
         for candidate in core.registry.candidates:
-            if candidate.uri in visible:
+            if candidate.uri in seen:
                 continue
             try:
                 path = parse_file_uri(candidate.uri)
@@ -182,10 +188,6 @@ class ConsentPrompts:
         trust_required: bool,
         batch: tuple[ServerConnection, ...],
     ) -> AskConsentResult | None:
-        from pydantic import ValidationError
-
-        from host_bridge.lsp.protocol import AskConsentParams, AskConsentResult
-
         params = AskConsentParams(
             server=connection.config.ref(),
             roots=tuple(c for c, _ in roots),
@@ -194,9 +196,8 @@ class ConsentPrompts:
             batch=tuple(c.config.ref() for c in batch),
         )
         try:
-            raw: Any = await asyncio.wait_for(
-                self._server.protocol.send_request_async(methods.ASK_CONSENT, params.to_wire()),
-                self._server.options.consent_timeout,
+            raw: Any = await self._server.request_editor(
+                messages.ASK_CONSENT, params, self._server.options.consent_timeout
             )
         except TimeoutError:
             logger.warning("[%s] the consent prompt timed out; nothing is shared", connection.id)
@@ -220,9 +221,6 @@ class ConsentPrompts:
         trust_required: bool,
         batch: tuple[ServerConnection, ...],
     ) -> AskConsentResult | None:
-        from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
-        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
-
         ref = connection.config.ref()
         name = server_name(ref)
         if trust_required and batch:
@@ -288,8 +286,6 @@ class ConsentPrompts:
         )
 
     async def _one_by_one(self, connection: ServerConnection, roots: _Asked, intro: str) -> AskConsentResult | None:
-        from host_bridge.lsp.protocol import AskConsentResult, RootDecision
-
         decisions: list[RootDecision] = []
         for number, (candidate, path) in enumerate(roots, 1):
             title = await self._show(
@@ -305,16 +301,13 @@ class ConsentPrompts:
         return AskConsentResult(decisions=tuple(decisions)) if decisions else None
 
     @staticmethod
-    def _visible_text(visible: tuple[VisibleThrough, ...]) -> str:
-        from host_bridge.text import visible as shown
-        from host_bridge.uris import UriError, parse_file_uri
-
-        if not visible:
+    def _visible_text(seen: tuple[VisibleThrough, ...]) -> str:
+        if not seen:
             return ""
         parts: list[str] = []
-        for item in visible:
+        for item in seen:
             try:
-                folder, parent = shown(parse_file_uri(item.uri)), shown(parse_file_uri(item.through))
+                folder, parent = visible(parse_file_uri(item.uri)), visible(parse_file_uri(item.through))
             except UriError:
                 continue
             parts.append(f"{folder} (visible through {parent})")
@@ -355,10 +348,6 @@ class ConsentPrompts:
         answer: AskConsentResult | None,
         batch: tuple[ServerConnection, ...] = (),
     ) -> None:
-        import anyio.to_thread
-
-        from host_bridge.consent.policy import Decision, DecisionNotSaved
-
         if answer is None:
             return
         if core.hub.connections.count(connection) == 0:
@@ -392,84 +381,55 @@ class ConsentPrompts:
         except DecisionNotSaved as error:
             self._server.show_to_user(types.MessageType.Warning, f"[{connection.id}] {error}")
 
+    @request(messages.SET_CONSENT)
+    async def set_consent(self, params: SetConsentParams) -> SetConsentResult:
+        """``hostBridge/setConsent``: apply the decision off the event loop and say what holds now."""
+        identity = self._core.hub.connection(params.server).config.identity
+        try:
+            uri, path = canonical_uri(params.uri)
+        except OSError as error:
+            raise JsonRpcInvalidParams(f"{params.uri} cannot be shared: {error.strerror or error}") from error
+        return await self._decide(identity, path, uri, params.decision)
+
+    async def _decide(self, identity: ServerIdentity, path: str, uri: str, decision: str) -> SetConsentResult:
+        core = self._core
+        applied: Decision | None
+        message: str | None = None
+        saved = True
+        try:
+            if decision == "forget":
+                await anyio.to_thread.run_sync(core.policy.forget, identity, path)
+            else:
+                await anyio.to_thread.run_sync(core.policy.set, identity, path, Decision(decision))
+            applied = core.policy.decision(identity, path)
+        except DecisionNotSaved as error:
+            saved, applied, message = False, error.applied, str(error)
+            self._server.show_to_user(types.MessageType.Warning, f"[{identity.server_id}] {message}")
+        through: str | None = None
+        if applied not in (Decision.ALLOW, Decision.ALLOW_SESSION):
+            through = containing(uri, [r.uri for r in core.registry.roots_for(identity.server_id) if r.uri != uri])
+            if through is not None:
+                note = _still_visible_text(uri, through)
+                message = f"{message} {note}" if message else note
+                if not self._server.consent_ui:
+                    self._server.show_to_user(types.MessageType.Info, f"[{identity.server_id}] {note}")
+        return SetConsentResult(
+            saved=saved,
+            applied="none" if applied is None else applied.value,
+            visible_through=through,
+            message=message,
+        )
+
 
 def _folder(candidate: Candidate, path: str) -> str:
-    from host_bridge.text import visible
-
     name = visible(candidate.name)
     shown = visible(path)
     return shown if name == shown.rsplit("/", 1)[-1] else f"{shown} ({name})"
 
 
-async def set_consent(
-    ls: HostBridgeServer, identity: ServerIdentity, path: str, uri: str, decision: str
-) -> SetConsentResult:
-    """Apply a ``hostBridge/setConsent`` off the event loop and say what holds now."""
-    import anyio.to_thread
-
-    from host_bridge.consent.policy import Decision, DecisionNotSaved
-    from host_bridge.lsp.protocol import SetConsentResult
-    from host_bridge.roots import containing
-
-    core = await ls.ready_core()
-    applied: Decision | None
-    message: str | None = None
-    saved = True
-    try:
-        if decision == "forget":
-            await anyio.to_thread.run_sync(core.policy.forget, identity, path)
-        else:
-            await anyio.to_thread.run_sync(core.policy.set, identity, path, Decision(decision))
-        applied = core.policy.decision(identity, path)
-    except DecisionNotSaved as error:
-        saved, applied, message = False, error.applied, str(error)
-        ls.show_to_user(types.MessageType.Warning, f"[{identity.server_id}] {message}")
-    through: str | None = None
-    if applied not in (Decision.ALLOW, Decision.ALLOW_SESSION):
-        through = containing(uri, [r.uri for r in core.registry.roots_for(identity.server_id) if r.uri != uri])
-        if through is not None:
-            note = _still_visible_text(uri, through)
-            message = f"{message} {note}" if message else note
-            if not ls.consent_ui:
-                ls.show_to_user(types.MessageType.Info, f"[{identity.server_id}] {note}")
-    return SetConsentResult(
-        saved=saved,
-        applied="none" if applied is None else applied.value,
-        visible_through=through,
-        message=message,
-    )
-
-
 def _still_visible_text(uri: str, through: str) -> str:
-    from host_bridge.text import visible
-    from host_bridge.uris import parse_file_uri
-
     folder, parent = visible(parse_file_uri(uri)), visible(parse_file_uri(through))
     return (
         f"{folder} is still visible to the server through {parent}, which is shared with it; "
         f"to hide {folder}, stop sharing {parent}."
     )
-
-
-def setup(server: HostBridgeServer) -> None:
-    """Register ``hostBridge/setConsent`` and the prompt state."""
-    server.consent = ConsentPrompts(server)
-    server.server_listeners.append(server.consent.server_changed)
-
-    @server.feature(methods.SET_CONSENT)
-    @rpc_errors
-    async def handle_set_consent(ls: HostBridgeServer, params: Any) -> dict[str, Any]:
-        from host_bridge.lsp.protocol import SetConsentParams
-        from host_bridge.uris import UriError, canonical_uri
-
-        request = SetConsentParams.model_validate(params_dict(params))
-        core = await ls.ready_core()
-        identity = core.hub.connection(request.server).config.identity
-        try:
-            uri, path = canonical_uri(request.uri)
-        except UriError as error:
-            raise JsonRpcInvalidParams(str(error)) from error
-        except OSError as error:
-            raise JsonRpcInvalidParams(f"{request.uri} cannot be shared: {error.strerror or error}") from error
-        result = await set_consent(ls, identity, path, uri, request.decision)
-        return result.to_wire()

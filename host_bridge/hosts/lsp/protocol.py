@@ -1,33 +1,26 @@
-"""Every ``hostBridge/*`` message's params and result, and the sidecar's initialization options.
+"""The params and results of the ``hostBridge/*`` messages that are not hub models, and the initialization options.
 
-Mirrored 1:1 by ``vscode-extension/src/protocol.ts``; names and shapes follow DESIGN.md ("Editor ↔ sidecar
-contract"). Incoming params are validated once here; handlers work with these models only.
+Which model belongs to which message is declared in :mod:`host_bridge.hosts.lsp.messages`; results that are hub models
+(:class:`~host_bridge.hub.models.ServerStatus`, :class:`~host_bridge.hub.resources.models.ResourcePage` …) are sent as
+they are. Mirrored 1:1 by ``vscode-extension/src/protocol.ts``; shapes and meanings are in docs/protocol.md. Incoming
+params are validated once, with these models; handlers work with the models only. Neither this module nor the models
+it uses import ``mcp``.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, Self, cast
+from typing import Any, Literal, Self, cast
 
 from pydantic import Field, ValidationError
 
-from host_bridge.hub.config import ServerRef
+from host_bridge.hub.models import ServerRef, ServerStatus
+from host_bridge.hub.resources.models import TemplateItem
 from host_bridge.roots import VisibleThrough
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import Candidate
 
-if TYPE_CHECKING:
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import TemplateItem
-
-# Results that are core models, sent as they are: ``hostBridge/listResources`` → ``ResourcePage``,
-# ``hostBridge/completeArgument`` → ``Completion``, ``hostBridge/readResource`` → ``ReadResult``
-# (all in :mod:`host_bridge.hub.resources`), ``hostBridge/serverChanged`` → ``ServerStatus``.
-
 logger = logging.getLogger(__name__)
-
-# The message names are in :mod:`host_bridge.lsp.methods`.
-
 
 class InitializationOptions(WireModel):
     """``initializationOptions`` of ``initialize``; every field is optional and defaulted."""
@@ -233,16 +226,3 @@ class ResourceUpdatedNotification(WireModel):
     """Server id."""
     uri: str
     """The subscribed resource that changed."""
-
-
-def resolve_hub_models() -> None:
-    """Complete the models that refer to hub types.
-
-    ``host_bridge.hub.connection`` imports the ``mcp`` SDK (a second of start-up), so it is imported only
-    once the core starts, after ``initialize`` has been answered.
-    """
-    from host_bridge.hub.connection import ServerStatus
-    from host_bridge.hub.resources import TemplateItem
-
-    StatusResult.model_rebuild(_types_namespace={"ServerStatus": ServerStatus})
-    ListResourceTemplatesResult.model_rebuild(_types_namespace={"TemplateItem": TemplateItem})

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from host_bridge.workspace.models import Detection, WorkspaceFolder
+    from host_bridge.workspace.models import WorkspaceFolder
 
 # Subcommands import what they need when they run: `serve` must answer `initialize` quickly.
 
@@ -30,6 +30,7 @@ def _folder(arg: str) -> WorkspaceFolder:
 def _roots(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from host_bridge.hosts.terminal.output import candidate_table
     from host_bridge.uris import UriError
     from host_bridge.workspace.detect import detect
     from host_bridge.workspace.models import DetectionSettings
@@ -60,35 +61,10 @@ def _roots(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(format_table(result))
+        print(candidate_table(result))
     for notice in result.notices:
         print(f"note: {notice.message}", file=sys.stderr)
     return 0
-
-
-def format_table(result: Detection) -> str:
-    """A readable table of candidates: name, kinds, markers and path, nested ones indented."""
-    from host_bridge.uris import UriError, parse_file_uri
-
-    if not result.candidates:
-        return "no candidate folders found"
-    depth: dict[str, int] = {}
-    rows: list[tuple[str, str, str, str]] = []
-    for candidate in result.candidates:
-        level = depth.get(candidate.parent, -1) + 1 if candidate.parent else 0
-        depth[candidate.uri] = level
-        try:
-            where = parse_file_uri(candidate.uri)
-        except UriError:
-            where = candidate.uri
-        rows.append(("  " * level + candidate.name, ",".join(candidate.kinds), " ".join(candidate.markers), where))
-    header = ("NAME", "KINDS", "MARKERS", "PATH")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    lines = [
-        "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row))
-        for row in [header, *rows]
-    ]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -115,7 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
     # The editor waits for `initialize` meanwhile: a full collection among the modules being imported costs
     # 30-70 ms and finds next to nothing, so collect none, then freeze them out of every later collection.
     gc.disable()
-    from host_bridge.lsp.server import run_stdio
+    from host_bridge.hosts.lsp.main import run_stdio
 
     gc.freeze()
     gc.enable()
@@ -123,7 +99,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _connect(args: argparse.Namespace) -> int:
-    from host_bridge.terminal import connect
+    from host_bridge.hosts.terminal.session import connect
 
     return connect(args)
 

@@ -1,0 +1,117 @@
+"""What the editor is told about MCP servers: the hub's wire models for servers and their states.
+
+Kept apart from the modules that run servers (:mod:`host_bridge.hub.connection`, :mod:`host_bridge.hub.hub`), which
+import the ``mcp`` SDK: the editor channel's message table and the TypeScript generator read these models without
+loading the SDK. This module never imports ``mcp`` (docs/architecture.md, "Architecture invariants"; checked by
+import-linter).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from host_bridge.roots import VisibleThrough
+from host_bridge.wire import WireModel
+
+
+class ConfiguredServer(WireModel):
+    """A server as its configuration names it: the fields every description of a server starts with."""
+
+    id: str
+    """Unique id (the key in the config's ``servers`` map)."""
+    label: str
+    """Display name."""
+    source: str
+    """``settings``, or the URI of the config file that defines it."""
+
+
+class EnvVar(WireModel):
+    """One environment variable a server is given, as a prompt shows it."""
+
+    name: str
+    """Its name."""
+    value: str | None = None
+    """Its value, only for variables that decide which code runs (``PATH``, ``PYTHONPATH``, ``NODE_OPTIONS`` …);
+    other values may be secrets and are never shown."""
+    from_env_file: bool = False
+    """It comes from the server's ``envFile``."""
+
+
+class ServerRef(ConfiguredServer):
+    """What the editor is shown of a server (docs/protocol.md ``ServerRef``); never secret values."""
+
+    transport: Literal["stdio", "http"]
+    """How it is reached."""
+    command: str | None = None
+    """Command of a stdio server, as written in its config."""
+    args: tuple[str, ...] | None = None
+    """Arguments of a stdio server."""
+    url: str | None = None
+    """Endpoint of an http server."""
+    identity: str = ""
+    """Opaque key of the server identity (where defined, id, launch fingerprint) that consent and trust belong to;
+    two servers with the same command line have different identities."""
+    workspace_defined: bool = False
+    """Defined by a file inside a workspace folder, so it runs only once the user trusts it."""
+    executable: str | None = None
+    """Absolute path the command resolves to with the server's own ``PATH`` and working directory (stdio);
+    absent when it resolves to nothing."""
+    cwd: str | None = None
+    """Working directory of a stdio server."""
+    env: tuple[EnvVar, ...] = ()
+    """Environment variables its config sets (names; values only where they decide which code runs)."""
+    env_file: str | None = None
+    """The ``envFile`` its environment is read from."""
+    env_references: tuple[str, ...] = ()
+    """Names of *your* environment variables its config reads (``${env:NAME}``): their values go to the server."""
+    header_names: tuple[str, ...] = ()
+    """Names of the HTTP headers sent to an http server (values may be secrets and are never shown)."""
+
+
+class ServerState(StrEnum):
+    """Where a server is in its life (docs/protocol.md ``ServerStatus.state``)."""
+
+    AWAITING_TRUST = "awaitingTrust"
+    STARTING = "starting"
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class SharedRoot(WireModel):
+    """A folder shared with a server (``ServerStatus.sharedRoots``)."""
+
+    uri: str
+    """Canonical ``file://`` URI."""
+    name: str | None = None
+    """Name shown to the server."""
+
+
+class ResourceCapabilities(WireModel):
+    """What the server declared about resources."""
+
+    subscribe: bool = False
+    """It accepts ``resources/subscribe``."""
+    list_changed: bool = False
+    """It sends ``notifications/resources/list_changed``."""
+
+
+class ServerStatus(ServerRef):
+    """A server as the editor sees it (docs/protocol.md ``ServerStatus``)."""
+
+    state: ServerState
+    """Where it is in its life."""
+    protocol_version: str | None = None
+    """The negotiated protocol revision, once connected."""
+    server_info: dict[str, Any] | None = None
+    """The server's ``serverInfo`` (name, version …)."""
+    resources: ResourceCapabilities | None = None
+    """Its resource capabilities; absent when it has none."""
+    shared_roots: tuple[SharedRoot, ...] = ()
+    """The folders it may see now."""
+    visible_through: tuple[VisibleThrough, ...] = ()
+    """Candidate folders not shared themselves that it sees anyway, inside a shared folder."""
+    last_error: str | None = None
+    """Why it last failed, in words a person can act on."""

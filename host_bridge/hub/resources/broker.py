@@ -1,0 +1,133 @@
+"""The resource broker: one facade over listing, reads and subscriptions of every running MCP server.
+
+The hub owns one :class:`ResourceBroker`; the editor channel and the terminal call it. Each concern lives in its own
+module of :mod:`host_bridge.hub.resources` and this class only wires them to the same servers and settings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client
+
+from host_bridge.hub.resources.listing import Listing
+from host_bridge.hub.resources.models import (
+    Completion,
+    ReadResult,
+    ResourceItem,
+    ResourcePage,
+    ResourceSettings,
+    TemplateItem,
+)
+from host_bridge.hub.resources.reads import Reads
+from host_bridge.hub.resources.sources import ResourceSources
+from host_bridge.hub.resources.subscriptions import Subscriptions
+
+
+class ResourceBroker:
+    """Resources, templates, reads and subscriptions across the hub's MCP servers."""
+
+    def __init__(
+        self,
+        sources: ResourceSources,
+        *,
+        settings: ResourceSettings | None = None,
+        on_updated: Callable[[str, str], None] | None = None,
+        on_list_changed: Callable[[str], None] | None = None,
+        on_notice: Callable[[str, str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``on_updated(server, uri)``, ``on_list_changed(server)`` and ``on_notice(server, message)`` are called
+        from :meth:`run`; ``clock`` (seconds) times the flood detection and exists for tests."""
+        self.settings = settings or ResourceSettings()
+        """The limits in force."""
+        self._listing = Listing(sources, self.settings)
+        self._reads = Reads(sources, self.settings)
+        self._subscriptions = Subscriptions(
+            sources,
+            self.settings,
+            on_updated=on_updated,
+            on_list_changed=on_list_changed,
+            on_notice=on_notice,
+            clock=clock,
+        )
+
+    # Listing (host_bridge.hub.resources.listing).
+
+    async def list_resources(
+        self, server: str | None = None, cursor: str | None = None, query: str | None = None
+    ) -> ResourcePage:
+        """One page of resources of ``server``, or of every resource server (see :meth:`Listing.list_resources`)."""
+        return await self._listing.list_resources(server, cursor, query)
+
+    async def list_all(self, server: str) -> tuple[ResourceItem, ...]:
+        """Every resource of one server, walking all pages."""
+        return await self._listing.list_all(server)
+
+    async def list_templates(self, server: str | None = None) -> tuple[TemplateItem, ...]:
+        """Every resource template of one server, or of all resource servers."""
+        return await self._listing.list_templates(server)
+
+    # Completion, expansion and reads (host_bridge.hub.resources.reads).
+
+    async def complete(
+        self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, str] | None = None
+    ) -> Completion:
+        """Suggestions for one template argument (see :meth:`Reads.complete`)."""
+        return await self._reads.complete(server, uri_template, name, value, arguments)
+
+    def expand(self, uri_template: str, arguments: Mapping[str, str]) -> str:
+        """An RFC 6570 expansion (see :meth:`Reads.expand`)."""
+        return self._reads.expand(uri_template, arguments)
+
+    async def read(
+        self,
+        server: str,
+        uri: str | None = None,
+        *,
+        uri_template: str | None = None,
+        arguments: Mapping[str, str] | None = None,
+    ) -> ReadResult:
+        """Read ``uri`` or a template's expansion from ``server`` only (see :meth:`Reads.read`)."""
+        return await self._reads.read(server, uri, uri_template=uri_template, arguments=arguments)
+
+    # Subscriptions and notifications (host_bridge.hub.resources.subscriptions).
+
+    def subscriptions(self, server_id: str) -> frozenset[str]:
+        """The URIs of ``server_id`` the editor is subscribed to (including those awaiting a reconnect)."""
+        return self._subscriptions.subscriptions(server_id)
+
+    async def subscribe(self, server: str, uri: str) -> None:
+        """Subscribe to updates of ``uri`` (see :meth:`Subscriptions.subscribe`)."""
+        await self._subscriptions.subscribe(server, uri)
+
+    async def unsubscribe(self, server: str, uri: str) -> None:
+        """Stop updates of ``uri``; does nothing if it was not subscribed."""
+        await self._subscriptions.unsubscribe(server, uri)
+
+    async def resubscribe(self, server_id: str) -> None:
+        """After a (re)connect: subscribe again to every URI subscribed before."""
+        await self._subscriptions.resubscribe(server_id)
+
+    def forget_server(self, server_id: str) -> None:
+        """The server's connection went away: drop its pending notifications and park its subscriptions."""
+        self._subscriptions.forget_server(server_id)
+
+    async def serve_subscriptions(
+        self, server_id: str, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Keep the ``subscriptions/listen`` stream of a 2026-07-28 connection (see
+        :meth:`Subscriptions.serve_subscriptions`)."""
+        await self._subscriptions.serve_subscriptions(server_id, client, task_status=task_status)
+
+    def handle_notification(self, server_id: str, notification: types.ServerNotification) -> None:
+        """Take a server notification; resource ones are queued for :meth:`run`, others ignored."""
+        self._subscriptions.handle_notification(server_id, notification)
+
+    async def run(self) -> None:
+        """Deliver queued notifications until cancelled; the hub runs this once, in its task group."""
+        await self._subscriptions.run()

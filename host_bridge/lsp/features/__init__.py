@@ -1,1 +1,0 @@
-"""One module per feature, each with ``setup(server)``; :func:`host_bridge.lsp.server.create_server` calls them."""
