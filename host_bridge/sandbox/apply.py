@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from host_bridge.sandbox.macos import wrap_command as wrap_for_macos
 from host_bridge.sandbox.policy import SandboxPolicy
 from host_bridge.sandbox.rules import Plan, describe_failure, landlock_rules
+from host_bridge.system import IS_WINDOWS
 
 _FAILURE_BYTES = 4096
 
@@ -131,7 +132,7 @@ def sandboxed_launch(
     setting, no Landlock): the command as it is. ``then`` runs in the child last (POSIX).
     """
     environment = policy.environment(env)
-    if sys.platform == "win32":
+    if IS_WINDOWS:
         return SandboxedLaunch(command, list(args), environment, None)
     if policy.enforced and policy.mechanism == "sandbox-exec":
         wrapped, wrapped_args = wrap_for_macos(policy, command, args)

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from host_bridge.system import IS_LINUX
+
 ACCESS_FS_EXECUTE = 1 << 0
 ACCESS_FS_WRITE_FILE = 1 << 1
 ACCESS_FS_READ_FILE = 1 << 2
@@ -90,7 +92,7 @@ def _syscall_numbers() -> tuple[int, int, int]:
 
 
 def _load_libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
+    if not IS_LINUX:
         return None
     try:
         return ctypes.CDLL(None, use_errno=True)
@@ -128,7 +130,7 @@ def landlock_abi() -> int:
 
 def unsupported_reason() -> str | None:
     """Why Landlock cannot be used here, as a sentence, or ``None`` when it can."""
-    if not sys.platform.startswith("linux"):
+    if not IS_LINUX:
         return f"Landlock is a Linux feature; this is {sys.platform}"
     if _LIBC is None:
         return "the C library could not be loaded to call Landlock"
