@@ -53,9 +53,8 @@ class WorkspaceFolder(WireModel):
     """The editor's display name."""
 
 
-class DetectionSettings(WireModel):
-    """Bounds and switches of detection; every field has a default."""
-
+class DetectionLimits(WireModel):
+    """The bounds of detection a user may change (the editor's ``initializationOptions.detection``)."""
 
     max_depth: int = Field(default=8, ge=0, le=64)
     """How many directory levels below a workspace folder are searched for projects."""
@@ -63,6 +62,19 @@ class DetectionSettings(WireModel):
     """How many candidates one detection returns at most."""
     max_entries: int = Field(default=400_000, ge=1)
     """How many file-system entries one walk looks at, per workspace folder, at most."""
+    git_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds one git call may take; then its process group is killed and the repository searched without git."""
+    deadline: float = Field(default=20.0, gt=0, le=3600)
+    """Seconds one detection may take; then it stops and returns what it found, with a ``boundHit`` notice."""
+
+    def settings(self) -> DetectionSettings:
+        """Detection settings with these bounds and every other switch at its default."""
+        return DetectionSettings.model_validate(self.model_dump())
+
+
+class DetectionSettings(DetectionLimits):
+    """Bounds and switches of detection; every field has a default."""
+
     ignore: tuple[str, ...] = Field(
         default=(
             "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
@@ -74,10 +86,6 @@ class DetectionSettings(WireModel):
     """Directory names never descended into (also inside git repositories, where they are rarely tracked)."""
     git: bool = True
     """Use git for toplevels, worktrees, submodules and ignore rules."""
-    git_timeout: float = Field(default=10.0, gt=0, le=600)
-    """Seconds one git call may take; then its process group is killed and the repository searched without git."""
-    deadline: float = Field(default=20.0, gt=0, le=3600)
-    """Seconds one detection may take; then it stops and returns what it found, with a ``boundHit`` notice."""
     home: str | None = None
     """The user's home directory (default: ``~``): neither it nor any folder above it is offered as a candidate
     unless it is itself a workspace folder."""

@@ -130,7 +130,8 @@ async def test_a_hostile_repository_never_stops_the_sidecar_nor_the_users_own_se
     repository.mkdir()
     attack(repository)
     record = tmp_path / "roots.jsonl"
-    settings = options(tmp_path, {"mine": roots_recorder(record)}, readWorkspaceConfig=True)
+    mine = {"mine": roots_recorder(record)}
+    settings = options(tmp_path, mine, readWorkspaceConfig=True, detection={"gitTimeout": 1})
 
     await client.start_session([repository], settings)
     asked = await status_answers_quickly(client, lambda: bool(recorded_roots(record) or record.exists()))

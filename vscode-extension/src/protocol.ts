@@ -79,6 +79,20 @@ export interface Content {
   blob?: string;
 }
 
+/** The bounds of detection a user may change (the editor's `initializationOptions.detection`). */
+export interface DetectionLimits {
+  /** How many directory levels below a workspace folder are searched for projects. */
+  maxDepth?: number;
+  /** How many candidates one detection returns at most. */
+  maxCandidates?: number;
+  /** How many file-system entries one walk looks at, per workspace folder, at most. */
+  maxEntries?: number;
+  /** Seconds one git call may take; then its process group is killed and the repository searched without git. */
+  gitTimeout?: number;
+  /** Seconds one detection may take; then it stops and returns what it found, with a `boundHit` notice. */
+  deadline?: number;
+}
+
 /** One environment variable a server is given, as a prompt shows it. */
 export interface EnvVar {
   /** Its name. */
@@ -99,6 +113,8 @@ export interface InitializationOptions {
   readWorkspaceConfig?: boolean;
   /** Seconds a consent or trust prompt may stay unanswered; then it counts as *not allowed*. */
   consentTimeout?: number;
+  /** Bounds of candidate detection (`maxDepth`, `maxCandidates`, `maxEntries`, `gitTimeout`, `deadline`); the notices that say a bound was hit name these. */
+  detection?: DetectionLimits;
 }
 
 /** `hostBridge/listResourceTemplates` params. */

@@ -18,7 +18,7 @@ from host_bridge.hub.models import ServerRef, ServerStatus
 from host_bridge.hub.resources.models import TemplateItem
 from host_bridge.roots import VisibleThrough
 from host_bridge.wire import WireModel
-from host_bridge.workspace.models import Candidate
+from host_bridge.workspace.models import Candidate, DetectionLimits
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,9 @@ class InitializationOptions(WireModel):
     """Also read ``.vscode/mcp.json`` and ``.mcp.json`` in each workspace folder."""
     consent_timeout: float = Field(default=300.0, gt=0)
     """Seconds a consent or trust prompt may stay unanswered; then it counts as *not allowed*."""
+    detection: DetectionLimits = Field(default_factory=DetectionLimits)
+    """Bounds of candidate detection (``maxDepth``, ``maxCandidates``, ``maxEntries``, ``gitTimeout``, ``deadline``);
+    the notices that say a bound was hit name these."""
 
     @classmethod
     def lenient(cls, raw: object) -> tuple[Self, list[str]]:

@@ -164,7 +164,8 @@ class WorkspaceFeature(Feature):
         """Detect the candidates in a worker thread and apply them, unless a newer detection started meanwhile."""
 
         try:
-            detection = await anyio.to_thread.run_sync(detect, _workspace_folders(self._server.folders))
+            settings = self._server.options.detection.settings()
+            detection = await anyio.to_thread.run_sync(detect, _workspace_folders(self._server.folders), settings)
         except Exception:
             logger.exception("detecting the workspace's folders failed; keeping the previous candidates")
             done.set()
