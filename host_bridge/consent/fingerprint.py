@@ -39,6 +39,9 @@ class LaunchSpec(WireModel):
     """Endpoint of an http server."""
     headers: dict[str, str] = Field(default_factory=dict[str, str])
     """HTTP headers sent to an http server; they can select another account or tenant, so they count."""
+    sandbox: Literal["enforce", "off"] | None = None
+    """The server's own sandbox setting (stdio); ``None`` follows the user's default. Turning it off widens what the
+    server can reach, so it counts."""
 
 
 def fingerprint(spec: LaunchSpec) -> str:
@@ -57,5 +60,8 @@ def fingerprint(spec: LaunchSpec) -> str:
         "url": spec.url,
         "headers": sorted([name.lower(), value] for name, value in spec.headers.items()),
     }
+    if spec.sandbox is not None:
+        # Only when set, so configs that never name it keep the fingerprint they always had.
+        canonical["sandbox"] = spec.sandbox
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -36,6 +36,8 @@ class Decision(StrEnum):
     """Share it until this sidecar exits; never written to disk."""
     DENY = "deny"
     """Do not share it, and do not ask again."""
+    READ_ONLY = "readOnly"
+    """Do not share it, but let the server's sandbox read it (a path the sandbox refused, allowed by the user)."""
 
 
 class DecisionNotSaved(Exception):
@@ -126,7 +128,7 @@ class ConsentPolicy:
                 if saved is not None and saved.decision == "allow":
                     persisted[path] = None
             else:
-                persisted[path] = "allow" if decision is Decision.ALLOW else "deny"
+                persisted[path] = decision.value  # pyright: ignore[reportArgumentType]  (allow, deny or readOnly)
         with self._writing:
             before = self._view()
             error: DecisionNotSaved | None = None
@@ -195,6 +197,10 @@ class ConsentPolicy:
             self._announce(before)
         if error is not None:
             raise error
+
+    def read_only_paths(self, identity: ServerIdentity) -> list[str]:
+        """Paths the user let ``identity``'s sandbox read after a refusal, sorted."""
+        return sorted(path for path, d in self.decisions_for(identity).items() if d is Decision.READ_ONLY)
 
     def trusted(self, identity: ServerIdentity) -> bool | None:
         """Whether the user trusts the workspace-defined ``identity``; ``None`` if never asked (or blocked)."""

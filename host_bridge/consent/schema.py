@@ -24,8 +24,9 @@ from host_bridge.wire import WireModel
 FORMAT_VERSION = 2
 """The ``version`` of ``consent.json`` this host_bridge writes; version 1 files are migrated when read."""
 
-PersistedDecision = Literal["allow", "deny"]
-"""A decision that outlives the process; session decisions are never written."""
+PersistedDecision = Literal["allow", "deny", "readOnly"]
+"""A decision that outlives the process; session decisions are never written. ``readOnly`` is a path the sandbox
+refused and the user then allowed the server to read (never a shared root)."""
 
 
 class _FileModel(WireModel):
@@ -77,7 +78,8 @@ class RootRecord(_Owned):
     path: AbsolutePath
     """Canonical real path of the folder."""
     decision: PersistedDecision
-    """``allow`` shares the folder; ``deny`` keeps it private and suppresses further prompts."""
+    """``allow`` shares the folder; ``deny`` keeps it private and suppresses further prompts; ``readOnly`` lets the
+    server's sandbox read it without sharing it."""
     updated: AwareDatetime
     """When the decision was made."""
 

@@ -9,10 +9,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
+from host_bridge.hub.launch import Launch
 from host_bridge.roots import Root
+from host_bridge.uris import path_to_uri
 from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
@@ -22,8 +25,10 @@ AUDIT_FILE = "audit.jsonl"
 
 
 class AuditEntry(WireModel):
-    """One answered ``roots/list``."""
+    """One answered ``roots/list``, or one start of a stdio server."""
 
+    kind: Literal["roots", "launch"] = "roots"
+    """``roots``: a ``roots/list`` answer; ``launch``: a start, with the folders and the sandbox it got."""
     time: datetime
     """When it was answered (UTC)."""
     server: str
@@ -32,10 +37,12 @@ class AuditEntry(WireModel):
     """Where the server is defined: ``settings`` or its config file's real path (absent in older entries)."""
     fingerprint: str
     """Launch-config fingerprint the consent was checked against."""
-    protocol_version: str | None
-    """Negotiated protocol revision."""
-    roots: tuple[str, ...]
-    """URIs answered, in order."""
+    protocol_version: str | None = None
+    """Negotiated protocol revision (``roots`` entries)."""
+    roots: tuple[str, ...] = ()
+    """URIs answered, in order; for a ``launch``, the shared folders it was started with."""
+    sandbox: str | None = None
+    """For a ``launch``: its sandbox, as one sentence (enforced or not, and what it may reach)."""
 
 
 class AuditLog:
@@ -51,10 +58,28 @@ class AuditLog:
 
     def append(self, identity: ServerIdentity, protocol_version: str | None, roots: Sequence[Root]) -> None:
         """Record one answer for the server ``identity``; a failure to write is logged once, never blocks the answer."""
-        entry = AuditEntry(
-            time=datetime.now(UTC), server=identity.server_id, source=identity.source,
-            fingerprint=identity.fingerprint, protocol_version=protocol_version, roots=tuple(r.uri for r in roots),
+        self._write(
+            AuditEntry(
+                time=datetime.now(UTC), server=identity.server_id, source=identity.source,
+                fingerprint=identity.fingerprint, protocol_version=protocol_version, roots=tuple(r.uri for r in roots),
+            )
         )
+
+    def append_launch(self, identity: ServerIdentity, launch: Launch) -> None:
+        """Record one start of a stdio server: the folders it got and its sandbox (the effective policy)."""
+        policy = launch.policy
+        if policy is None or not policy.enforced:
+            sandbox = f"not enforced: {policy.summary if policy is not None else 'turned off'}"
+        else:
+            sandbox = f"enforced ({policy.mechanism}): {policy.summary}"
+        self._write(
+            AuditEntry(
+                kind="launch", time=datetime.now(UTC), server=identity.server_id, source=identity.source,
+                fingerprint=identity.fingerprint, roots=tuple(path_to_uri(f) for f in launch.folders), sandbox=sandbox,
+            )
+        )
+
+    def _write(self, entry: AuditEntry) -> None:
         line = (json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n").encode()
         with self._lock:
             try:

@@ -33,6 +33,9 @@ from host_bridge.safe_read import RepoFileError, read_repo_text
 from host_bridge.uris import UriError, parse_file_uri, path_to_uri
 from host_bridge.wire import WireModel
 
+SHARED_FOLDERS = "${hostBridge:sharedFolders}"
+"""In ``args``, ``env`` or ``cwd``: the folders shared with the server, filled in at each start
+(:mod:`host_bridge.hub.launch`)."""
 MAX_WORKSPACE_SERVERS = 64
 """Servers one workspace file may define; the rest are a config problem (each would be a process and a prompt)."""
 MAX_CONFIG_BYTES = 1 << 20
@@ -72,6 +75,12 @@ class ServerConfig(ConfiguredServer, LaunchSpec):
     env_references: tuple[str, ...] = ()
     """Names of the user's environment variables its config reads."""
 
+    @property
+    def uses_shared_folders(self) -> bool:
+        """Whether ``${hostBridge:sharedFolders}`` is in its ``args``, ``env`` or ``cwd``."""
+        texts = (*self.args, *self.env.values(), self.cwd or "")
+        return any(SHARED_FOLDERS in text for text in texts)
+
     # Properties, not cached: a config copied with other fields must never keep the old fingerprint.
     @property
     def fingerprint(self) -> str:
@@ -98,7 +107,8 @@ class ServerConfig(ConfiguredServer, LaunchSpec):
         return ref.model_copy(
             update={
                 "command": self.command, "args": self.args, "executable": self.executable, "cwd": self.cwd,
-                "env": env, "env_file": self.env_file,
+                "env": env, "env_file": self.env_file, "passes_shared_folders": self.uses_shared_folders,
+                "sandbox_setting": self.sandbox,
             }
         )
 
@@ -153,6 +163,7 @@ class _Entry(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict[str, str])
+    sandbox: str | None = None
 
 
 @dataclass(frozen=True)
@@ -289,19 +300,23 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
         from_file.update(env)
     for name, value in entry.env.items():
         if value is not None:
-            env[name] = _expand(_scalar(value), context)
+            env[name] = _expand(_scalar(value), context, launch_time=True)
             from_file.discard(name)
-    cwd = _expand(entry.cwd, context) if entry.cwd else (context.folder if workspace else None)
-    if cwd is not None and not os.path.isabs(cwd):
+    cwd = _expand(entry.cwd, context, launch_time=True) if entry.cwd else (context.folder if workspace else None)
+    if cwd is not None and not os.path.isabs(cwd) and SHARED_FOLDERS not in cwd:
         base = context.folder or context.home
         cwd = os.path.normpath(os.path.join(base, cwd))
     command = _expand(entry.command, context)
-    args = tuple(_expand(_scalar(a), context) for a in entry.args)
+    args = tuple(_expand(_scalar(a), context, launch_time=True) for a in entry.args)
+    if entry.sandbox not in (None, "enforce", "off"):
+        raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
+    resolve_in = None if cwd is None or SHARED_FOLDERS in cwd else cwd
     return ServerConfig(
         id=server_id, label=server_id, source=source, transport="stdio", command=command, args=args, env=env,
         cwd=cwd, workspace_defined=workspace, origin=context.origin,
-        executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), cwd),
+        executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), resolve_in),
         env_file=env_file, env_file_names=frozenset(from_file), env_references=tuple(sorted(context.references)),
+        sandbox=entry.sandbox,  # pyright: ignore[reportArgumentType]  (checked just above)
     )
 
 
@@ -325,6 +340,8 @@ def resolve_executable(command: str, path: str | None, cwd: str | None) -> str |
 def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
     if not entry.url:
         raise _EntryError("an http server needs a \"url\"")
+    if entry.sandbox is not None:
+        raise _EntryError("\"sandbox\" applies to stdio servers, which run on this machine; remove it")
     url = _expand(entry.url, context)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -342,9 +359,18 @@ def _scalar(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def _expand(text: str, context: _Context) -> str:
+def _expand(text: str, context: _Context, *, launch_time: bool = False) -> str:
+    """``text`` with variables substituted; ``${hostBridge:sharedFolders}`` is kept for each start where
+    ``launch_time`` (args, env and cwd of a stdio server) and refused elsewhere."""
+
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
+        if name == "hostBridge:sharedFolders":
+            if launch_time:
+                return SHARED_FOLDERS
+            raise _EntryError(
+                f"{SHARED_FOLDERS} can be used only in \"args\", \"env\" and \"cwd\" of a stdio server"
+            )
         if name == "workspaceFolder" and context.folder:
             return context.folder
         if name == "workspaceFolderBasename" and context.folder:

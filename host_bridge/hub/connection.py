@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
@@ -34,10 +35,13 @@ from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.http_transport import http_transport
+from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
-from host_bridge.hub.models import ResourceCapabilities, ServerState, ServerStatus, SharedRoot
+from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root, VisibleThrough
+from host_bridge.sandbox.refusals import Refusal, find_refusals
+from host_bridge.uris import UriError, parse_file_uri
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,8 @@ class ConnectionSettings:
     """Most content items in one ``resources/read`` answer; more fail the read, before the SDK builds a model each."""
     log_lines: int = 500
     """Stderr lines kept per server."""
+    sandbox: SandboxSetting = "enforce"
+    """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
 
 
 class ConnectionEvents(Protocol):
@@ -96,6 +102,12 @@ class ConnectionEvents(Protocol):
     async def connected(self, connection: ServerConnection, client: Client) -> None:
         """Runs in the connection's own task group for as long as it is connected (e.g. listen streams)."""
 
+    def launched(self, connection: ServerConnection, launch: Launch) -> None:
+        """A stdio server is being started as ``launch`` says (its folders, its sandbox)."""
+
+    def sandbox_refused(self, connection: ServerConnection, refusal: Refusal) -> None:
+        """The sandbox refused the server a path outside its policy (read from its stderr)."""
+
 
 class _PermanentFailure(Exception):
     """Restarting would fail the same way (bad command, unsupported protocol revision)."""
@@ -115,6 +127,7 @@ class ServerConnection:
         roots: Callable[[], Sequence[Root]],
         events: ConnectionEvents,
         settings: ConnectionSettings | None = None,
+        allowed_read: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
@@ -134,10 +147,19 @@ class ServerConnection:
         self.starts = 0
         """How many times a process was started or a connection opened."""
         self._roots = roots
+        self._allowed_read = allowed_read
         self._events = events
+        self.launch: Launch | None = None
+        """How the stdio server was last started (its folders and sandbox)."""
+        self.roots_asked_at: datetime | None = None
+        """When the server last asked for its roots (``None``: never, in this sidecar)."""
+        self._refused: set[str] = set()
+        """Folders the sandbox refused in this start (each reported once)."""
         self._client: Client | None = None
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
+        self._running = anyio.Event()
+        """Set while the state is running."""
         self._stop_requested = False
         self._restart_requested = False
         self._lost: str | None = None
@@ -179,6 +201,31 @@ class ServerConnection:
             shared_roots=tuple(SharedRoot(uri=r.uri, name=r.name) for r in shared),
             visible_through=tuple(visible),
             last_error=self.last_error,
+            roots_asked_at=self.roots_asked_at,
+            reach=self._reach(),
+            sandbox=self._sandbox_state(),
+        )
+
+    def _reach(self) -> tuple[Reach, ...]:
+        """How the shared folders reach it: roots it asked for, its command line, its sandbox."""
+        reach: list[Reach] = []
+        if self.roots_asked_at is not None:
+            reach.append("roots")
+        if self.config.uses_shared_folders:
+            reach.append("launch")
+        if self.launch is not None and self.launch.policy is not None and self.launch.policy.enforced:
+            reach.append("sandbox")
+        return tuple(reach)
+
+    def _sandbox_state(self) -> SandboxState | None:
+        if self.config.transport != "stdio":
+            return None
+        setting = self.config.sandbox or self.settings.sandbox
+        policy = self.launch.policy if self.launch is not None else None
+        if policy is None:
+            return SandboxState(setting=setting, enforced=False, summary="not started yet")
+        return SandboxState(
+            setting=setting, enforced=policy.enforced, mechanism=policy.mechanism, summary=policy.summary
         )
 
     def stop(self) -> None:
@@ -191,6 +238,16 @@ class ServerConnection:
         self._restart_requested = True
         self._crashes.clear()
         self._wake.set()
+        if self.state is ServerState.RUNNING:
+            # Said at once: the old process must not be reported as running with folders it was never given.
+            self._set_state(ServerState.RESTARTING)
+
+    async def wait_running(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds while the server is starting or restarting (a consent change restarts a
+        server whose command line or sandbox holds its folders); returns at once in any other state."""
+        if self.state in (ServerState.STARTING, ServerState.RESTARTING):
+            with anyio.move_on_after(timeout):
+                await self._running.wait()
 
     def report_error(self, error: MCPError) -> None:
         """Reconnect when a request failed because the connection or its session is gone.
@@ -215,6 +272,17 @@ class ServerConnection:
         Servers that keep their last list when told the new one is empty would go on seeing folders the user
         revoked, so a shrink to empty restarts the server instead.
         """
+        folders = tuple(sorted(_root_paths(roots)))
+        if (
+            self.launch is not None
+            and depends_on_folders(self.config, self.launch)
+            and folders != self.launch.folders
+            and self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
+        ):
+            logger.info("[%s] its shared folders changed; restarting it (its command line or sandbox holds them)",
+                        self.id)
+            self.restart()
+            return
         if self.state is not ServerState.RUNNING or self._client is None:
             return
         if not roots and self._answered:
@@ -273,6 +341,8 @@ class ServerConnection:
             self._client = None
             self.protocol_version = None
             self.capabilities = None
+            if self.launch is not None:
+                self.launch.clean_up()
 
     async def _session(self, transport: AbstractAsyncContextManager[Any]) -> None:
         client = Client(
@@ -323,13 +393,22 @@ class ServerConnection:
                 limits=limits,
             )
         assert config.command is not None
+        launch = self.launch = plan_launch(
+            config,
+            _root_paths(self._roots()),
+            sandbox_default=settings.sandbox,
+            allowed_read=self._allowed_read(),
+        )
+        self._refused = set()
+        self._events.launched(self, launch)
         read_fd, write_fd = os.pipe()
         tasks.start_soon(self._pump_stderr, read_fd)
         return stdio_transport(
-            config.command,
-            config.args,
-            env=config.env,
-            cwd=config.cwd,
+            launch.command,
+            launch.args,
+            env=launch.env,
+            cwd=launch.cwd,
+            preexec_fn=launch.preexec_fn,
             stderr=write_fd,
             server=self.id,
             on_lost=self._lose,
@@ -353,9 +432,16 @@ class ServerConnection:
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         self.log.append(text)
         self._events.log_line(self, text)
+        policy = self.launch.policy if self.launch is not None else None
+        if policy is not None and policy.enforced:
+            for refusal in find_refusals([text], policy):
+                if refusal.folder not in self._refused:
+                    self._refused.add(refusal.folder)
+                    self._events.sandbox_refused(self, refusal)
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())
+        self.roots_asked_at = datetime.now(UTC)
         self._fetched_since_notify = True
         self._answered = roots
         self._events.roots_answered(self, roots)
@@ -443,9 +529,23 @@ class ServerConnection:
         self._wake = anyio.Event()
 
     def _set_state(self, state: ServerState) -> None:
+        if state is ServerState.RUNNING:
+            self._running.set()
+        elif self._running.is_set():
+            self._running = anyio.Event()
         if state is not self.state or state is ServerState.FAILED:
             self.state = state
             self._events.state_changed(self)
+
+
+def _root_paths(roots: Sequence[Root]) -> list[str]:
+    paths: list[str] = []
+    for root in roots:
+        try:
+            paths.append(parse_file_uri(root.uri))
+        except UriError:
+            continue
+    return paths
 
 
 def _root_cause(error: BaseException) -> BaseException:

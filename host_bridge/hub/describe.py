@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from host_bridge.hub.models import ServerRef
+from host_bridge.hub.models import ServerRef, ServerStatus
 from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 
@@ -54,6 +54,10 @@ def launch_lines(ref: ServerRef) -> list[str]:
             lines.append("Environment it sets: " + ", ".join(shown))
         if ref.env_file:
             lines.append(f"Environment file: {visible(ref.env_file)}")
+        if ref.passes_shared_folders:
+            lines.append("Folders you share are passed on its command line (it restarts when they change)")
+        if ref.sandbox_setting == "off":
+            lines.append("Sandbox: off in its config (it can read and write whatever you can)")
     if ref.env_references:
         names = ", ".join(visible(n) for n in ref.env_references)
         lines.append(f"Reads your environment variables: {names} (their values are sent to the server)")
@@ -63,3 +67,25 @@ def launch_lines(ref: ServerRef) -> list[str]:
 def launch_summary(ref: ServerRef) -> str:
     """:func:`launch_lines` joined into one paragraph."""
     return "; ".join(launch_lines(ref))
+
+
+def reach_sentence(status: ServerStatus) -> str:
+    """How the folders shared with a server reach it now, in words; never claims a folder a server did not get.
+
+    ``sharedRoots`` are only offered: a server that never asks for roots, runs without the sandbox and has no
+    ``${hostBridge:sharedFolders}`` has seen none of them, and is not confined to them either.
+    """
+    ways: list[str] = []
+    if "roots" in status.reach and status.roots_asked_at is not None:
+        ways.append(f"it asked for them (roots/list, last at {status.roots_asked_at.astimezone():%H:%M:%S})")
+    if "launch" in status.reach:
+        ways.append("they are on its command line")
+    if "sandbox" in status.reach:
+        ways.append("its sandbox confines it to them")
+    if ways:
+        return "folders reach it: " + "; ".join(ways)
+    if not status.shared_roots:
+        return "nothing is shared with it"
+    if status.roots_asked_at is None:
+        return "offered, but it has not asked for its roots and nothing else passes them to it"
+    return "offered; it asked for roots before they were shared and has not asked again"

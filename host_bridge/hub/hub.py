@@ -9,11 +9,14 @@ answer is audited; resource notifications go to the broker; trust gates workspac
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
 import anyio
 import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPError
@@ -23,10 +26,12 @@ from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.connection import ConnectionSettings, ServerConnection
 from host_bridge.hub.errors import UnknownServerError
+from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
 from host_bridge.roots import Root, RootsRegistry
+from host_bridge.sandbox.refusals import Refusal
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +53,9 @@ class HubEvents(Protocol):
 
     def notice(self, server_id: str | None, message: str) -> None:
         """Something the user should know (a server was unsubscribed for flooding …)."""
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        """The sandbox refused a server a path outside its folders: the host may offer to share it (or let it read)."""
 
 
 class Hub:
@@ -82,8 +90,11 @@ class Hub:
         """Server id → its connection, in configuration order."""
         self._tasks: anyio.abc.TaskGroup | None = None
         self._running: dict[ServerConnection, anyio.Event] = {}
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._loop_thread: int | None = None
         """Connections whose task is alive → set when it returns."""
         registry.subscribe(self._roots_changed)
+        policy.on_change(self._consent_changed)
 
     # Configuration and lifecycle.
 
@@ -173,6 +184,8 @@ class Hub:
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every connection until cancelled; on cancellation stop them all (their children included)."""
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             tasks.start_soon(self.registry.run)
@@ -198,6 +211,11 @@ class Hub:
             for c in self._connections.values()
             if c.state is ServerState.RUNNING and c.capabilities is not None and c.capabilities.resources is not None
         ]
+
+    async def ready(self, server_id: str) -> None:
+        """Wait (bounded by the initialize time-out) while ``server_id`` is starting or restarting."""
+        connection = self.connection(server_id)
+        await connection.wait_running(connection.settings.initialize_timeout)
 
     def client(self, server_id: str) -> Client:
         """The live client of a running server."""
@@ -241,6 +259,16 @@ class Hub:
         await self.broker.resubscribe(connection.id)
         await self.broker.serve_subscriptions(connection.id, client)
 
+    def launched(self, connection: ServerConnection, launch: Launch) -> None:
+        """Audit how a stdio server is started: its folders on the command line and its sandbox."""
+        if self._audit is not None:
+            self._audit.append_launch(connection.config.identity, launch)
+
+    def sandbox_refused(self, connection: ServerConnection, refusal: Refusal) -> None:
+        """Forward a sandbox refusal to the host."""
+        logger.warning("[%s] the sandbox refused it %s (not shared with it)", connection.id, refusal.path)
+        self._events.sandbox_refused(connection.id, refusal)
+
     # Internals.
 
     def _set_state(self, connection: ServerConnection, state: ServerState) -> None:
@@ -266,7 +294,28 @@ class Hub:
             roots=lambda: self.registry.roots_for(config.id),
             events=self,
             settings=self._connection_settings,
+            allowed_read=lambda: self.policy.read_only_paths(config.identity),
         )
+
+    def _consent_changed(self, identities: frozenset[str]) -> None:
+        """A sandbox also holds the paths a user allowed read-only after a refusal: when those change, restart.
+
+        Called in the thread that changed consent; the restart itself happens on the event loop."""
+        token = self._token
+        if token is None or threading.get_ident() == self._loop_thread:
+            self._restart_for_read_only(identities)
+        else:
+            anyio.from_thread.run_sync(self._restart_for_read_only, identities, token=token)
+
+    def _restart_for_read_only(self, identities: frozenset[str]) -> None:
+        for connection in self._connections.values():
+            launch = connection.launch
+            if connection.config.identity.key not in identities or launch is None or launch.policy is None:
+                continue
+            allowed = tuple(self.policy.read_only_paths(connection.config.identity))
+            if launch.policy.enforced and allowed != launch.allowed_read:
+                logger.info("[%s] the paths it may read changed; restarting it with the new sandbox", connection.id)
+                connection.restart()
 
     def _add(self, config: ServerConfig) -> None:
         connection = self._connections[config.id] = self._new_connection(config)

@@ -8,6 +8,7 @@ import-linter).
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -67,6 +68,11 @@ class ServerRef(ConfiguredServer):
     """Names of *your* environment variables its config reads (``${env:NAME}``): their values go to the server."""
     header_names: tuple[str, ...] = ()
     """Names of the HTTP headers sent to an http server (values may be secrets and are never shown)."""
+    passes_shared_folders: bool = False
+    """Its ``args``, ``env`` or ``cwd`` use ``${hostBridge:sharedFolders}``: the folders shared with it are passed
+    on its command line (and it is restarted when they change)."""
+    sandbox_setting: Literal["enforce", "off"] | None = None
+    """Its config's own ``"sandbox"`` setting (stdio); absent: the user's default applies."""
 
 
 class ServerState(StrEnum):
@@ -98,6 +104,24 @@ class ResourceCapabilities(WireModel):
     """It sends ``notifications/resources/list_changed``."""
 
 
+Reach = Literal["roots", "launch", "sandbox"]
+"""How shared folders reach a server: ``roots`` it asked for, its command line (``${hostBridge:sharedFolders}``), its
+sandbox (which confines it to them)."""
+
+
+class SandboxState(WireModel):
+    """The OS sandbox a stdio server runs in."""
+
+    setting: Literal["enforce", "off"]
+    """What its config (or the user's default) asks for."""
+    enforced: bool
+    """Whether the operating system enforces it for the current start (``false`` when off, or not supported here)."""
+    mechanism: str | None = None
+    """``landlock``, ``sandbox-exec`` or ``none``."""
+    summary: str
+    """One sentence: what it may reach, or why it is not enforced."""
+
+
 class ServerStatus(ServerRef):
     """A server as the editor sees it (docs/protocol.md ``ServerStatus``)."""
 
@@ -115,3 +139,10 @@ class ServerStatus(ServerRef):
     """Candidate folders not shared themselves that it sees anyway, inside a shared folder."""
     last_error: str | None = None
     """Why it last failed, in words a person can act on."""
+    roots_asked_at: datetime | None = None
+    """When it last asked for its roots; absent when it never did (then ``sharedRoots`` are only *offered* to it,
+    unless ``reach`` says they reach it another way)."""
+    reach: tuple[Reach, ...] = ()
+    """How the shared folders reach it now."""
+    sandbox: SandboxState | None = None
+    """Its OS sandbox (stdio servers)."""

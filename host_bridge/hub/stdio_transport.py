@@ -174,6 +174,7 @@ async def stdio_transport(
     on_lost: Callable[[str], None],
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     limits: AnswerLimits | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
@@ -183,11 +184,13 @@ async def stdio_transport(
     stderr; it is closed here once the child has it (or the start failed), so its reader sees end-of-file exactly
     when the server and everything it started are gone. ``on_lost`` is called with a sentence naming ``server``
     when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
-    stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`). Raises
-    ``OSError`` when the command cannot be started.
+    stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`).
+    ``preexec_fn`` runs in the forked child before ``exec`` (the OS sandbox; it must end with the parent-death
+    signal, :func:`host_bridge.procs.die_with_parent`, which is the default). Raises ``OSError`` when the command
+    cannot be started, ``subprocess.SubprocessError`` when ``preexec_fn`` failed.
     """
     try:
-        process = await _start(command, list(args), server_environment(env), cwd, stderr)
+        process = await _start(command, list(args), server_environment(env), cwd, stderr, preexec_fn)
     finally:
         os.close(stderr)
 
@@ -318,7 +321,12 @@ async def _drain(stdout: anyio.abc.ByteReceiveStream) -> None:
 
 
 async def _start(
-    command: str, args: list[str], env: dict[str, str], cwd: str | Path | None, stderr: int
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | Path | None,
+    stderr: int,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> anyio.abc.Process:
     if sys.platform == "win32":  # pragma: no cover
         from mcp.os.win32.utilities import create_windows_process, get_windows_executable_command
@@ -336,7 +344,7 @@ async def _start(
         cwd=cwd,
         env=env,
         start_new_session=True,
-        preexec_fn=die_with_parent,
+        preexec_fn=preexec_fn or die_with_parent,
     )
     process_groups.register(process.pid)
     return process

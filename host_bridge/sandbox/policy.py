@@ -326,6 +326,7 @@ def policy_for_launch(
         readable += [PathGrant(path=p, kind="system", why=why) for p, why in LINUX_SYSTEM_READ]
         readable += _linked_config()
         writable += [PathGrant(path=p, kind="device", why="a device") for p in LINUX_DEVICES]
+    readable += _git_user_config(home_path, env)
 
     runtime = _Runtime(home_path, env, cwd)
     program = str(executable)
@@ -506,6 +507,18 @@ def _linked_config() -> list[PathGrant]:
         if target != link and not _within(target, "/etc") and not _within(target, "/usr"):
             grants.append(PathGrant(path=target, kind="system", why=f"the target of {link}"))
     return grants
+
+
+def _git_user_config(home: Path, env: Mapping[str, str]) -> list[PathGrant]:
+    """git's own per-user settings files, read-only: git stops on a settings file it may not read (it only
+    tolerates a missing one), so every git-based server would fail. Credentials live elsewhere and stay refused."""
+    config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    files = [home / ".gitconfig", *(config_home / "git" / name for name in ("config", "ignore", "attributes"))]
+    return [
+        PathGrant(path=str(_canonical(f)), kind="system", why="git's settings (git stops when it cannot read them)")
+        for f in files
+        if f.is_file()
+    ]
 
 
 def _venv_root(executable: Path) -> Path | None:

@@ -45,6 +45,7 @@ class ResourceBroker:
         from :meth:`run`; ``clock`` (seconds) times the flood detection and exists for tests."""
         self.settings = settings or ResourceSettings()
         """The limits in force."""
+        self._sources = sources
         self._listing = Listing(sources, self.settings)
         self._reads = Reads(sources, self.settings)
         self._subscriptions = Subscriptions(
@@ -62,14 +63,19 @@ class ResourceBroker:
         self, server: str | None = None, cursor: str | None = None, query: str | None = None
     ) -> ResourcePage:
         """One page of resources of ``server``, or of every resource server (see :meth:`Listing.list_resources`)."""
+        if server is not None:
+            await self._sources.ready(server)
         return await self._listing.list_resources(server, cursor, query)
 
     async def list_all(self, server: str) -> tuple[ResourceItem, ...]:
         """Every resource of one server, walking all pages."""
+        await self._sources.ready(server)
         return await self._listing.list_all(server)
 
     async def list_templates(self, server: str | None = None) -> tuple[TemplateItem, ...]:
         """Every resource template of one server, or of all resource servers."""
+        if server is not None:
+            await self._sources.ready(server)
         return await self._listing.list_templates(server)
 
     # Completion, expansion and reads (host_bridge.hub.resources.reads).
@@ -78,6 +84,7 @@ class ResourceBroker:
         self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, str] | None = None
     ) -> Completion:
         """Suggestions for one template argument (see :meth:`Reads.complete`)."""
+        await self._sources.ready(server)
         return await self._reads.complete(server, uri_template, name, value, arguments)
 
     def expand(self, uri_template: str, arguments: Mapping[str, str]) -> str:
@@ -93,6 +100,7 @@ class ResourceBroker:
         arguments: Mapping[str, str] | None = None,
     ) -> ReadResult:
         """Read ``uri`` or a template's expansion from ``server`` only (see :meth:`Reads.read`)."""
+        await self._sources.ready(server)
         return await self._reads.read(server, uri, uri_template=uri_template, arguments=arguments)
 
     # Subscriptions and notifications (host_bridge.hub.resources.subscriptions).
@@ -103,6 +111,7 @@ class ResourceBroker:
 
     async def subscribe(self, server: str, uri: str) -> None:
         """Subscribe to updates of ``uri`` (see :meth:`Subscriptions.subscribe`)."""
+        await self._sources.ready(server)
         await self._subscriptions.subscribe(server, uri)
 
     async def unsubscribe(self, server: str, uri: str) -> None:

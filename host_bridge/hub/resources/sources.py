@@ -29,6 +29,10 @@ class ResourceSources(Protocol):
         """Ids of running servers that declared a resources capability, in configuration order."""
         ...
 
+    async def ready(self, server_id: str) -> None:
+        """Wait (bounded) while the server is starting or restarting; raises UnknownServerError for unknown ids."""
+        ...
+
     def client(self, server_id: str) -> Client:
         """The live client; raises UnknownServerError or ServerNotRunningError (host_bridge.hub.errors)."""
         ...

@@ -1,0 +1,127 @@
+"""One start of a stdio server: consent made binding through its command line and an OS sandbox.
+
+Roots are advice: a server may never ask for them. So a server's consented folders also reach it in two binding
+ways, decided here for each start:
+
+- ``${hostBridge:sharedFolders}`` in its ``args``, ``env`` or ``cwd`` is replaced by the folders shared with it now:
+  an argument that is exactly the variable becomes one argument per folder (canonical paths, sorted); inside a longer
+  string it becomes the paths joined with the OS path separator; as ``cwd`` it is the first folder (none shared: the
+  server's usual working directory). The consent fingerprint is taken over the config with the variable unexpanded.
+- the server runs in an OS sandbox (:mod:`host_bridge.sandbox`) whose file access outside system and runtime paths is
+  exactly those folders, unless its config or the user's default says ``"sandbox": "off"`` (or the OS cannot).
+
+Either way the start depends on the shared set, so a server is restarted when it changes (a Landlock ruleset cannot
+widen, and a process keeps what it was given).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from host_bridge.hub.config import SHARED_FOLDERS, ServerConfig
+from host_bridge.procs import die_with_parent
+from host_bridge.sandbox.apply import sandboxed_launch
+from host_bridge.sandbox.policy import SandboxPolicy, make_private_tmp, policy_for_launch
+
+SandboxSetting = Literal["enforce", "off"]
+"""A server's sandbox setting: ``enforce`` (where the OS supports it) or ``off``."""
+
+
+def expand_shared_folders(
+    args: Sequence[str], env: Mapping[str, str], cwd: str | None, folders: Sequence[str]
+) -> tuple[list[str], dict[str, str], str | None]:
+    """``args``, ``env`` and ``cwd`` with ``${hostBridge:sharedFolders}`` replaced by ``folders`` (see the module)."""
+    joined = os.pathsep.join(folders)
+    expanded: list[str] = []
+    for arg in args:
+        if arg == SHARED_FOLDERS:
+            expanded.extend(folders)
+        else:
+            expanded.append(arg.replace(SHARED_FOLDERS, joined))
+    environment = {name: value.replace(SHARED_FOLDERS, joined) for name, value in env.items()}
+    if cwd == SHARED_FOLDERS:
+        cwd = folders[0] if folders else None
+    elif cwd is not None:
+        cwd = cwd.replace(SHARED_FOLDERS, joined)
+    return expanded, environment, cwd
+
+
+@dataclass
+class Launch:
+    """Everything one start of a stdio server needs, and what it was decided from."""
+
+    command: str
+    """What to execute (wrapped by ``sandbox-exec`` on macOS)."""
+    args: list[str]
+    """Its arguments, shared folders expanded."""
+    env: dict[str, str]
+    """Its whole environment (the sidecar's, the config's over it, the sandbox's temp folder)."""
+    cwd: str | None
+    """Its working directory."""
+    folders: tuple[str, ...]
+    """The shared folders it was started with (canonical, sorted)."""
+    policy: SandboxPolicy | None
+    """The sandbox it runs in; ``policy.enforced`` says whether it is enforced (the setting, the OS)."""
+    allowed_read: tuple[str, ...] = ()
+    """Paths the user let it read after a refusal (sorted); part of its sandbox."""
+    preexec_fn: Callable[[], None] | None = None
+    """Runs in the forked child before ``exec`` (POSIX): the sandbox, then the parent-death signal."""
+    private_tmp: Path | None = field(default=None)
+    """Its own temporary folder, removed by :meth:`clean_up`."""
+
+    def clean_up(self) -> None:
+        """Remove the private temporary folder once the server is gone."""
+        if self.private_tmp is not None:
+            shutil.rmtree(self.private_tmp, ignore_errors=True)
+
+
+def plan_launch(
+    config: ServerConfig,
+    folders: Sequence[str],
+    *,
+    sandbox_default: SandboxSetting,
+    home: str | None = None,
+    allowed_read: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Launch:
+    """The start of the stdio server ``config`` with ``folders`` shared with it now."""
+    assert config.command is not None
+    shared = tuple(sorted(folders))
+    base_env = {**(os.environ if environ is None else environ), **config.env}
+    args, env, cwd = expand_shared_folders(config.args, base_env, config.cwd, shared)
+    setting = config.sandbox or sandbox_default
+    home_dir = home if home is not None else os.path.expanduser("~")
+    private_tmp = make_private_tmp(config.id) if setting == "enforce" else None
+    policy = policy_for_launch(
+        config.executable or config.command,
+        args,
+        cwd=cwd,
+        env=env,
+        shared_folders=shared,
+        home=home_dir,
+        private_tmp=private_tmp,
+        enforce=setting == "enforce",
+        allowed_read=allowed_read,
+    )
+    sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
+    return Launch(
+        command=sandboxed.command,
+        args=list(sandboxed.args),
+        env=dict(sandboxed.env),
+        cwd=cwd,
+        folders=shared,
+        policy=policy,
+        allowed_read=tuple(sorted(allowed_read)),
+        preexec_fn=sandboxed.preexec_fn,
+        private_tmp=private_tmp,
+    )
+
+
+def depends_on_folders(config: ServerConfig, launch: Launch | None) -> bool:
+    """Whether a change of the shared folders needs a restart: they are on its command line or fence its sandbox."""
+    return config.uses_shared_folders or (launch is not None and launch.policy is not None and launch.policy.enforced)
