@@ -83,7 +83,10 @@ def _audit(args: argparse.Namespace) -> int:
     for entry in entries:
         shared = ", ".join(entry.roots) if entry.roots else "(nothing)"
         when = entry.time.isoformat(timespec="seconds")
-        print(f"{when}  {entry.server}  {entry.protocol_version or '?'}  {shared}")
+        if entry.kind == "launch":
+            print(f"{when}  {entry.server}  started with {shared}; sandbox {entry.sandbox}")
+        else:
+            print(f"{when}  {entry.server}  {entry.protocol_version or '?'}  {shared}")
     return 0
 
 
@@ -121,6 +124,12 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
     connect.add_argument("--follow", action="store_true", help="print resource changes and logs until Ctrl-C")
     connect.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="how long to wait for servers to start"
+    )
+    connect.add_argument(
+        "--sandbox",
+        choices=("enforce", "off"),
+        default="enforce",
+        help="confine stdio servers to their shared folders with the OS sandbox (default: enforce where supported)",
     )
     connect.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="print the servers' stderr"

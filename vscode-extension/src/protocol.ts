@@ -15,6 +15,8 @@ export interface AskConsentParams {
   trustRequired: boolean;
   /** Candidate folders the server already sees because a folder containing them is shared with it. */
   visibleThrough: VisibleThrough[];
+  /** Why this question comes now, when it is not the usual first question: e.g. the server's sandbox refused it a path inside one of these folders. */
+  reason?: string;
   /** With `trustRequired`: the other servers of the same workspace file that wait for trust. The trust answer applies to all of them, so every one must be shown; their folders are asked about once each runs. */
   batch: ServerRef[];
 }
@@ -113,6 +115,8 @@ export interface InitializationOptions {
   readWorkspaceConfig?: boolean;
   /** Seconds a consent or trust prompt may stay unanswered; then it counts as *not allowed*. */
   consentTimeout?: number;
+  /** The OS sandbox of stdio servers whose config does not say: `enforce` (where the OS supports it: Landlock on Linux) confines each to its shared folders plus system and runtime paths; `off` does not. */
+  sandbox?: "enforce" | "off";
   /** Bounds of candidate detection (`maxDepth`, `maxCandidates`, `maxEntries`, `gitTimeout`, `deadline`); the notices that say a bound was hit name these. */
   detection?: DetectionLimits;
 }
@@ -217,6 +221,18 @@ export interface RootDecision {
   decision: "allow" | "allowSession" | "deny";
 }
 
+/** The OS sandbox a stdio server runs in. */
+export interface SandboxState {
+  /** What its config (or the user's default) asks for. */
+  setting: "enforce" | "off";
+  /** Whether the operating system enforces it for the current start (`false` when off, or not supported here). */
+  enforced: boolean;
+  /** `landlock`, `sandbox-exec` or `none`. */
+  mechanism?: string;
+  /** One sentence: what it may reach, or why it is not enforced. */
+  summary: string;
+}
+
 /** `hostBridge/resourcesChanged` params. */
 export interface ServerNotification {
   /** Server id. */
@@ -261,6 +277,10 @@ export interface ServerRef {
   envReferences: string[];
   /** Names of the HTTP headers sent to an http server (values may be secrets and are never shown). */
   headerNames: string[];
+  /** Its `args`, `env` or `cwd` use `${hostBridge:sharedFolders}`: the folders shared with it are passed on its command line (and it is restarted when they change). */
+  passesSharedFolders: boolean;
+  /** Its config's own `"sandbox"` setting (stdio); absent: the user's default applies. */
+  sandboxSetting?: "enforce" | "off";
 }
 
 /** Where a server is in its life (docs/protocol.md `ServerStatus.state`). */
@@ -282,6 +302,12 @@ export interface ServerStatus extends ServerRef {
   visibleThrough: VisibleThrough[];
   /** Why it last failed, in words a person can act on. */
   lastError?: string;
+  /** When it last asked for its roots; absent when it never did (then `sharedRoots` are only *offered* to it, unless `reach` says they reach it another way). */
+  rootsAskedAt?: string;
+  /** How the shared folders reach it now. */
+  reach: ("roots" | "launch" | "sandbox")[];
+  /** Its OS sandbox (stdio servers). */
+  sandbox?: SandboxState;
 }
 
 /** `hostBridge/setConsent` params. */
@@ -290,8 +316,8 @@ export interface SetConsentParams {
   server: string;
   /** `file://` URI of the folder. */
   uri: string;
-  /** The user's decision; `forget` removes the record (the folder may be asked about again). */
-  decision: "allow" | "allowSession" | "deny" | "forget";
+  /** The user's decision; `forget` removes the record (the folder may be asked about again); `readOnly` lets the server's sandbox read it without sharing it (after a refusal). */
+  decision: "allow" | "allowSession" | "deny" | "readOnly" | "forget";
 }
 
 /** `hostBridge/setConsent` result: whether the decision was saved, and what the user should know. */
@@ -299,7 +325,7 @@ export interface SetConsentResult {
   /** The decision was written to the consent store (`allowSession` is never written and reports `true`). */
   saved: boolean;
   /** What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow holds for this session only; `none` means undecided (not shared). */
-  applied: "allow" | "allowSession" | "deny" | "none";
+  applied: "allow" | "allowSession" | "deny" | "readOnly" | "none";
   /** URI of a shared folder containing this one: the server still sees it through that folder. */
   visibleThrough?: string;
   /** A sentence for the user when the decision was not saved or the folder stays visible through its parent. */

@@ -38,14 +38,17 @@ def initialization_options(raw: object) -> tuple[InitializationOptions, list[str
 
 
 @contextlib.asynccontextmanager
-async def open_core(storage_dir: str | None, server: HostBridgeServer) -> AsyncGenerator[Core]:
-    """:func:`host_bridge.core.open_core` over ``storage_dir`` (default: the user data dir), whose events reach the
-    editor and the features through :class:`~host_bridge.hosts.lsp.features.events.EditorEvents`."""
-    from host_bridge.core import open_core
+async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
+    """:func:`host_bridge.core.open_core` as the editor's options say (storage folder, default sandbox), whose events
+    reach the editor and the features through :class:`~host_bridge.hosts.lsp.features.events.EditorEvents`."""
+    from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
+    from host_bridge.hub.connection import ConnectionSettings
     from host_bridge.storage import default_storage_dir
 
-    async with open_core(storage_dir or default_storage_dir(), EditorEvents(server)) as core:
+    options = server.options
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    async with open_core(options.storage_dir or default_storage_dir(), EditorEvents(server), settings=settings) as core:
         yield core
 
 

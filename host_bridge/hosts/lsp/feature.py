@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from host_bridge.hosts.lsp.server import HostBridgeServer
     from host_bridge.hub.models import ServerStatus
+    from host_bridge.sandbox.refusals import Refusal
 
 P = TypeVar("P", bound="BaseModel")
 R = TypeVar("R")
@@ -67,6 +68,9 @@ class Feature:
 
     def server_changed(self, status: ServerStatus) -> None:
         """A server's status changed (the editor was told already)."""
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        """The sandbox refused a server a path outside its folders."""
 
 
 def request(

@@ -22,6 +22,7 @@ from host_bridge.workspace.models import Candidate, DetectionLimits
 
 logger = logging.getLogger(__name__)
 
+
 class InitializationOptions(WireModel):
     """``initializationOptions`` of ``initialize``; every field is optional and defaulted."""
 
@@ -33,6 +34,9 @@ class InitializationOptions(WireModel):
     """Also read ``.vscode/mcp.json`` and ``.mcp.json`` in each workspace folder."""
     consent_timeout: float = Field(default=300.0, gt=0)
     """Seconds a consent or trust prompt may stay unanswered; then it counts as *not allowed*."""
+    sandbox: Literal["enforce", "off"] = "enforce"
+    """The OS sandbox of stdio servers whose config does not say: ``enforce`` (where the OS supports it: Landlock on
+    Linux) confines each to its shared folders plus system and runtime paths; ``off`` does not."""
     detection: DetectionLimits = Field(default_factory=DetectionLimits)
     """Bounds of candidate detection (``maxDepth``, ``maxCandidates``, ``maxEntries``, ``gitTimeout``, ``deadline``);
     the notices that say a bound was hit name these."""
@@ -163,8 +167,9 @@ class SetConsentParams(WireModel):
     id, its launch configuration), so another server with the same command line is not affected."""
     uri: str
     """``file://`` URI of the folder."""
-    decision: Literal["allow", "allowSession", "deny", "forget"]
-    """The user's decision; ``forget`` removes the record (the folder may be asked about again)."""
+    decision: Literal["allow", "allowSession", "deny", "readOnly", "forget"]
+    """The user's decision; ``forget`` removes the record (the folder may be asked about again); ``readOnly`` lets the
+    server's sandbox read it without sharing it (after a refusal)."""
 
 
 class SetConsentResult(WireModel):
@@ -172,7 +177,7 @@ class SetConsentResult(WireModel):
 
     saved: bool
     """The decision was written to the consent store (``allowSession`` is never written and reports ``true``)."""
-    applied: Literal["allow", "allowSession", "deny", "none"]
+    applied: Literal["allow", "allowSession", "deny", "readOnly", "none"]
     """What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow
     holds for this session only; ``none`` means undecided (not shared)."""
     visible_through: str | None = None
@@ -192,6 +197,9 @@ class AskConsentParams(WireModel):
     """The server is defined by a workspace file and is started only if the user trusts it."""
     visible_through: tuple[VisibleThrough, ...] = ()
     """Candidate folders the server already sees because a folder containing them is shared with it."""
+    reason: str | None = None
+    """Why this question comes now, when it is not the usual first question: e.g. the server's sandbox refused it a
+    path inside one of these folders."""
     batch: tuple[ServerRef, ...] = ()
     """With ``trustRequired``: the other servers of the same workspace file that wait for trust. The trust answer
     applies to all of them, so every one must be shown; their folders are asked about once each runs."""

@@ -313,7 +313,7 @@ class HostBridgeServer(LanguageServer):
         async def own() -> None:
             await asyncio.to_thread(deferred.load)
             try:
-                async with deferred.open_core(self.options.storage_dir, self) as core:
+                async with deferred.open_core(self) as core:
                     for feature in deferred.create_features(self, core):
                         self.add_feature(feature)
                     waiting, self._waiting = self._waiting or [], None

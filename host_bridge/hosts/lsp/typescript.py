@@ -239,7 +239,7 @@ def generate() -> str:
     out += [f"  {m.message.name}: {json.dumps(m.message.method)}," for m in table]
     out.append("} as const;")
     out.append("")
-    out.append("/** The JSON-RPC error codes the sidecar answers with (docs/protocol.md, \"Errors\"). */")
+    out.append('/** The JSON-RPC error codes the sidecar answers with (docs/protocol.md, "Errors"). */')
     out.append("export const ErrorCodes = {")
     for name, code, doc in _error_codes():
         writer.doc(doc, "  ")

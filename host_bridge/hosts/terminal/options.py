@@ -14,6 +14,7 @@ from typing import Any
 import host_bridge
 from host_bridge.hosts.terminal.output import Terminal
 from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
+from host_bridge.hub.launch import SandboxSetting
 from host_bridge.storage import default_storage_dir
 from host_bridge.uris import canonical_path, display_name, path_to_uri
 from host_bridge.workspace.models import Candidate
@@ -55,6 +56,8 @@ class ConnectOptions:
     """Seconds to wait for the servers to start."""
     verbose: bool
     """Show the servers' stderr."""
+    sandbox: SandboxSetting = "enforce"
+    """The OS sandbox of stdio servers whose config does not say."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ConnectOptions:
@@ -72,6 +75,7 @@ class ConnectOptions:
             follow=bool(args.follow),
             timeout=float(args.timeout),
             verbose=bool(getattr(args, "verbose", False)),
+            sandbox="off" if getattr(args, "sandbox", "enforce") == "off" else "enforce",
         )
 
 

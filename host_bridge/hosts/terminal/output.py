@@ -6,6 +6,7 @@ One table formatter (:func:`format_table`) serves every table the command line p
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
@@ -17,6 +18,8 @@ from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.labels import sanitize_label
 from host_bridge.hub.resources.models import ResourceItem
 from host_bridge.roots import Root
+from host_bridge.sandbox.refusals import Refusal
+from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 from host_bridge.workspace.models import Detection
 
@@ -95,6 +98,14 @@ class TerminalEvents:
         """Something the user should know."""
         prefix = f"[{server_id}] " if server_id else ""
         self._terminal.warn(f"{prefix}note: {sanitize_label(message)}")
+        self._arrived.set()
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        """Say which path the sandbox refused and how to share it (the terminal asks nothing mid-run)."""
+        self._terminal.warn(
+            f"[{server_id}] note: the sandbox refused it {visible(refusal.path)}; to share {visible(refusal.folder)}, "
+            f"run again with --allow {shlex.quote(refusal.folder)}"
+        )
         self._arrived.set()
 
     def roots_answered(self, server_id: str, roots: Sequence[Root]) -> None:

@@ -20,7 +20,7 @@ import anyio
 
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
-from host_bridge.core import open_core
+from host_bridge.core import CoreSettings, open_core
 from host_bridge.hosts.terminal.options import (
     ConnectOptions,
     UsageError,
@@ -39,6 +39,8 @@ from host_bridge.hosts.terminal.output import (
 )
 from host_bridge.hosts.terminal.prompts import NO_TERMINAL, ask_all, record
 from host_bridge.hub.config import ServerConfig
+from host_bridge.hub.connection import ConnectionSettings
+from host_bridge.hub.describe import reach_sentence
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.models import ServerState
@@ -129,7 +131,8 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     audit = AnnouncingAuditLog(options.storage_dir, events.roots_answered)
     work = anyio.CancelScope()
     code = 0
-    async with open_core(options.storage_dir, events, audit=audit, policy=plan.policy) as core:
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    async with open_core(options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy) as core:
         core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
         core.registry.set_candidates(plan.candidates)
         with work:
@@ -163,6 +166,9 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
     for status in hub.statuses():
         shared = ", ".join(root_label(Root(uri=r.uri, name=r.name)) for r in status.shared_roots) or "none"
         terminal.say(f"[{status.id}] shared folders: {shared}")
+        terminal.say(f"[{status.id}] {reach_sentence(status)}")
+        if status.sandbox is not None:
+            terminal.say(f"[{status.id}] sandbox: {status.sandbox.summary}")
     # A server reads the roots it was answered after answering requests already in flight: before listing,
     # give each server that declares list changes a moment to announce the list its new roots produce.
     await events.wait_for(lambda: _roots_taken_in(hub, events), _ROOTS_GRACE)

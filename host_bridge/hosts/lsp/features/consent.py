@@ -38,8 +38,9 @@ from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.roots import VisibleThrough, containing
+from host_bridge.sandbox.refusals import Refusal
 from host_bridge.text import visible
-from host_bridge.uris import UriError, canonical_uri, parse_file_uri
+from host_bridge.uris import UriError, canonical_uri, is_within, parse_file_uri
 from host_bridge.workspace.models import Candidate
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ class ConsentFeature(Feature):
         self._trust_asked: set[str] = set()
         """Identity keys asked for trust in this session."""
         self._review_scheduled = False
+        self._refusals: dict[str, Refusal] = {}
+        """Server id → the sandbox refusal its next folder prompt is about (named in that prompt)."""
         self.prompts = 0
         """How many prompts were sent (tests and diagnostics)."""
 
@@ -94,6 +97,71 @@ class ConsentFeature(Feature):
         if status.state in (ServerState.RUNNING, ServerState.AWAITING_TRUST) and not self._review_scheduled:
             self._review_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_review)
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        """The sandbox refused a server a path: ask about sharing the candidate folder that holds it, naming the
+        refusal; outside every candidate, ask whether it may read that folder. Nothing is widened without an answer,
+        and a folder the user chose not to share is not asked about again (they are told where to change it)."""
+        core = self._core
+        connection = next((c for c in core.hub.connections if c.id == server_id), None)
+        if connection is None:
+            return
+        identity = connection.config.identity
+        holding = self._candidate_holding(refusal.path)
+        if holding is None:
+            core.tasks.start_soon(self._ask_read_only, connection, refusal)
+            return
+        _, path = holding
+        if core.policy.decision(identity, path) is None:
+            self._asked.discard((identity.key, path))
+            self._refusals[server_id] = refusal
+            self.review(server_id)
+            return
+        self._server.show_to_user(
+            types.MessageType.Info,
+            f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
+            f"{visible(refusal.path)}: {visible(path)} is not shared with it. “MCP: Manage Shared Folders” shares it.",
+        )
+
+    def _refusal_reason(self, server_id: str) -> str | None:
+        """The sentence naming the refusal this prompt is about, once (then forgotten)."""
+        refusal = self._refusals.pop(server_id, None)
+        if refusal is None:
+            return None
+        return f"The sandbox refused the server {visible(refusal.path)}, which is in a folder not shared with it."
+
+    def _candidate_holding(self, path: str) -> tuple[Candidate, str] | None:
+        """The innermost candidate folder containing ``path``, with its canonical path."""
+        best: tuple[Candidate, str] | None = None
+        for candidate in self._core.registry.candidates:
+            try:
+                folder = parse_file_uri(candidate.uri)
+            except UriError:
+                continue
+            if is_within(path, folder) and (best is None or len(folder) > len(best[1])):
+                best = (candidate, folder)
+        return best
+
+    async def _ask_read_only(self, connection: ServerConnection, refusal: Refusal) -> None:
+        """Ask whether the server may read a folder outside every candidate (a runtime path its sandbox refused)."""
+        allow = f"Let it read {refusal.folder}"
+        title = await self._show(
+            connection.id,
+            "sandbox question",
+            f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
+            f"{visible(refusal.path)}, outside the folders shared with it. Let it read {visible(refusal.folder)} "
+            "(read-only, not shared as a folder)? It is restarted to take this in.",
+            [allow, "Not now"],
+            "hostBridge/setConsent with decision readOnly allows it later",
+        )
+        if title != allow:
+            return
+        try:
+            await anyio.to_thread.run_sync(
+                self._core.policy.set, connection.config.identity, refusal.folder, Decision.READ_ONLY
+            )
+        except DecisionNotSaved as error:
+            self._server.show_to_user(types.MessageType.Warning, f"[{connection.id}] {error}")
 
     def _scheduled_review(self) -> None:
         self._review_scheduled = False
@@ -194,6 +262,7 @@ class ConsentFeature(Feature):
             trust_required=trust_required,
             visible_through=core.registry.visible_through(connection.id),
             batch=tuple(c.config.ref() for c in batch),
+            reason=self._refusal_reason(connection.id),
         )
         try:
             raw: Any = await self._server.request_editor(
@@ -251,7 +320,8 @@ class ConsentFeature(Feature):
         if not roots:
             return None
         also = self._visible_text(core.registry.visible_through(connection.id))
-        intro = f"{PRODUCT}: share with the MCP server {name}"
+        reason = self._refusal_reason(connection.id)
+        intro = f"{PRODUCT}: {reason + ' ' if reason else ''}share with the MCP server {name}"
         details = f"{launch_summary(ref)}.{also}"
         if len(roots) == 1:
             candidate, path = roots[0]

@@ -14,6 +14,7 @@ from lsprotocol import types
 from host_bridge.hosts.lsp import messages
 from host_bridge.hosts.lsp.protocol import ResourceUpdatedNotification, ServerNotification
 from host_bridge.hub.models import ServerStatus
+from host_bridge.sandbox.refusals import Refusal
 
 if TYPE_CHECKING:
     from host_bridge.hosts.lsp.server import HostBridgeServer
@@ -46,3 +47,7 @@ class EditorEvents:
         """Something the user should know."""
         prefix = f"[{server_id}] " if server_id else ""
         self._server.log_to_editor(types.MessageType.Warning, prefix + message)
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        """The features decide what to ask (the consent feature offers to share or to let it read)."""
+        self._server.to_features(lambda feature: feature.sandbox_refused(server_id, refusal), replay=False)
