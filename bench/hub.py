@@ -33,6 +33,7 @@ from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import load_servers
 from host_bridge.hub.models import ServerStatus
 from host_bridge.roots import Root
+from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import canonical_path, path_to_uri
 from host_bridge.workspace.models import Candidate
 
@@ -48,6 +49,7 @@ class Quiet:
     def resources_changed(self, server_id: str) -> None: ...
     def resource_updated(self, server_id: str, uri: str) -> None: ...
     def notice(self, server_id: str | None, message: str) -> None: ...
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None: ...
 
 
 class AnswerClock:

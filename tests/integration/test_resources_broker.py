@@ -58,6 +58,10 @@ class Sources:
             if sid not in self.stopped and client.server_capabilities.resources is not None
         ]
 
+    async def ready(self, server_id: str) -> None:
+        if server_id not in self.clients:
+            raise UnknownServerError(server_id)
+
     def client(self, server_id: str) -> Client:
         if server_id not in self.clients:
             raise UnknownServerError(server_id)

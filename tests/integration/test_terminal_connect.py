@@ -37,13 +37,21 @@ def resources() -> str:
     return server_spec("res", "resources_server.py", "--count", "3", "--pin", "2025-11-25")
 
 
-def connect_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "host_bridge", "connect", *args]
+def connect_command(*args: str, sandbox: str | None = "off") -> list[str]:
+    """``host-bridge connect`` with ``args``; the fixture servers write their records outside their shared folders, so
+    the OS sandbox is off unless ``sandbox`` is ``None`` (the product's default)."""
+    flags = [] if sandbox is None else ["--sandbox", sandbox]
+    return [sys.executable, "-m", "host_bridge", "connect", *flags, *args]
 
 
-def run_connect(*args: str) -> subprocess.CompletedProcess[str]:
+def run_connect(*args: str, sandbox: str | None = "off") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        connect_command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT, check=False
+        connect_command(*args, sandbox=sandbox),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
     )
 
 
@@ -293,7 +301,9 @@ def test_on_a_terminal_the_user_is_asked_per_folder_and_only_yes_is_shared_and_r
     ]
 
 
-def test_the_embedded_server_lists_the_readme_manifest_and_commits_of_an_allowed_repository(tmp_path: Path) -> None:
+def test_the_embedded_server_in_the_default_sandbox_lists_files_and_commits_of_a_shared_repository(
+    tmp_path: Path,
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("# Demo\n")
@@ -303,7 +313,9 @@ def test_the_embedded_server_lists_the_readme_manifest_and_commits_of_an_allowed
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "first commit"], check=True)
 
-    result = run_connect("--storage-dir", str(tmp_path / "storage"), "--allow", str(repo), "--list", str(repo))
+    result = run_connect(
+        "--storage-dir", str(tmp_path / "storage"), "--allow", str(repo), "--list", str(repo), sandbox=None
+    )
 
     assert result.returncode == 0, result.stderr
     listed = result.stdout[result.stdout.index("SERVER") :]

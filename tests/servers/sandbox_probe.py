@@ -9,7 +9,10 @@ replace the file with the text ``probe``.
 At start, each ``--startup-read PATH`` and ``--startup-write PATH`` is attempted first; a failure is logged on
 stderr as Python prints it (``PermissionError: [Errno 13] Permission denied: '/p'``) and the server starts anyway.
 
-Usage: ``python tests/servers/sandbox_probe.py [--startup-read PATH]… [--startup-write PATH]…``.
+The tool ``started_with`` reports its own ``argv``, process id, working directory and ``SHARED_FOLDERS`` variable
+(what ``${hostBridge:sharedFolders}`` expanded to).
+
+Usage: ``python tests/servers/sandbox_probe.py [--startup-read PATH]… [--startup-write PATH]… [FOLDER…]``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import traceback
 
@@ -62,10 +66,23 @@ def probe(
     return json.dumps(outcomes)
 
 
+@server.tool()
+def started_with() -> str:
+    """How this process was started: its arguments, process id, working directory and ``SHARED_FOLDERS``."""
+    started = {
+        "argv": sys.argv[1:],
+        "pid": os.getpid(),
+        "cwd": os.getcwd(),
+        "sharedFolders": os.environ.get("SHARED_FOLDERS"),
+    }
+    return json.dumps(started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Fixture MCP server that reports what the OS let it touch.")
     parser.add_argument("--startup-read", action="append", default=[], metavar="PATH", help="read PATH at start")
     parser.add_argument("--startup-write", action="append", default=[], metavar="PATH", help="write PATH at start")
+    parser.add_argument("folders", nargs="*", metavar="FOLDER", help="folders it was given (reported by started_with)")
     options = parser.parse_args()
     for path in options.startup_read:
         attempt("read", path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,9 +16,11 @@ from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import ServerConfig, load_servers
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub
+from host_bridge.hub.launch import SandboxSetting
 from host_bridge.hub.models import ServerStatus
 from host_bridge.hub.resources.models import ResourceSettings
 from host_bridge.roots import RootsRegistry
+from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import canonical_path
 from host_bridge.workspace.models import Candidate
 from support.processes import reset_peak, status_kib
@@ -41,6 +44,7 @@ class Recorder:
     list_changes: list[str] = field(default_factory=list[str])
     updates: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     notices: list[tuple[str | None, str]] = field(default_factory=list[tuple[str | None, str]])
+    refusals: list[tuple[str, Refusal]] = field(default_factory=list[tuple[str, Refusal]])
     _arrived: anyio.Event = field(default_factory=anyio.Event)
 
     def server_changed(self, status: ServerStatus) -> None:
@@ -61,6 +65,10 @@ class Recorder:
 
     def notice(self, server_id: str | None, message: str) -> None:
         self.notices.append((server_id, message))
+        self._poke()
+
+    def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
+        self.refusals.append((server_id, refusal))
         self._poke()
 
     def poke(self) -> None:
@@ -118,11 +126,16 @@ async def running_hub(
     *,
     connection_settings: ConnectionSettings | None = None,
     resource_settings: ResourceSettings | None = None,
+    sandbox: SandboxSetting = "off",
 ) -> AsyncIterator[Harness]:
-    """Start the core (as every host does) with real consent storage; stops every server on exit."""
+    """Start the core (as every host does) with real consent storage; stops every server on exit.
+
+    The OS sandbox is off unless asked for: the fixture servers write their records outside their shared folders.
+    """
     recorder = Recorder()
+    connection = connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20)
     settings = CoreSettings(
-        connection=connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20),
+        connection=dataclasses.replace(connection, sandbox=sandbox),
         resources=resource_settings or ResourceSettings(),
         roots_poll_interval=None,
     )

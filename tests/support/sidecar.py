@@ -31,8 +31,18 @@ MessageAnswer = Callable[[types.ShowMessageRequestParams], str | None]
 
 
 def options(tmp_path: Path, servers: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    """``initializationOptions`` with storage under ``tmp_path``, the given servers and no workspace configs."""
-    return {"storageDir": str(tmp_path / "storage"), "servers": servers or {}, "readWorkspaceConfig": False, **extra}
+    """``initializationOptions`` with storage under ``tmp_path``, the given servers and no workspace configs.
+
+    The OS sandbox is off unless a test asks for it (``sandbox="enforce"``): the fixture servers write their records
+    into the test's temporary folder, which is not shared with them. The sandbox has tests of its own.
+    """
+    return {
+        "storageDir": str(tmp_path / "storage"),
+        "servers": servers or {},
+        "readWorkspaceConfig": False,
+        "sandbox": "off",
+        **extra,
+    }
 
 
 def state_of(statuses: list[dict[str, Any]], server_id: str) -> str | None:

@@ -21,6 +21,9 @@ class NoServers:
     def resource_servers(self) -> Sequence[str]:
         return ()
 
+    async def ready(self, server_id: str) -> None:
+        raise UnknownServerError(server_id)
+
     def client(self, server_id: str) -> Client:
         raise UnknownServerError(server_id)
 
