@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
+from host_bridge.hub.loops import attach_loop
 from host_bridge.hub.models import ConfiguredServer, EnvVar, ServerRef
 from host_bridge.jsonc import JsoncError, loads_jsonc
 from host_bridge.safe_read import RepoFileError, read_repo_text
@@ -297,6 +298,8 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
         cwd = os.path.normpath(os.path.join(base, cwd))
     command = _expand(entry.command, context)
     args = tuple(_expand(_scalar(a), context) for a in entry.args)
+    if (loop := attach_loop(command, args)) is not None:
+        raise _EntryError(loop)
     return ServerConfig(
         id=server_id, label=server_id, source=source, transport="stdio", command=command, args=args, env=env,
         cwd=cwd, workspace_defined=workspace, origin=context.origin,

@@ -96,6 +96,10 @@ class ConnectionEvents(Protocol):
     async def connected(self, connection: ServerConnection, client: Client) -> None:
         """Runs in the connection's own task group for as long as it is connected (e.g. listen streams)."""
 
+    def client_options(self, connection: ServerConnection) -> dict[str, Any]:
+        """Extra ``mcp.Client`` options for its next session (the gateway's sampling and elicitation callbacks)."""
+        ...
+
 
 class _PermanentFailure(Exception):
     """Restarting would fail the same way (bad command, unsupported protocol revision)."""
@@ -282,6 +286,7 @@ class ServerConnection:
             list_roots_callback=self._list_roots,
             message_handler=self._on_message,
             client_info=types.Implementation(name="host-bridge", version=__version__),
+            **self._events.client_options(self),
         )
         with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
             async with client:

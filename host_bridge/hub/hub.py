@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -50,6 +50,20 @@ class HubEvents(Protocol):
         """Something the user should know (a server was unsubscribed for flooding …)."""
 
 
+class HubObserver(Protocol):
+    """Follows every server besides the host: the agent gateway (``host_bridge.gateway``)."""
+
+    def server_state(self, connection: ServerConnection) -> None:
+        """A connection's state changed (it is running, restarting, stopped …)."""
+
+    def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
+        """A server sent a notification (log message, list changed, resource updated …)."""
+
+    def client_options(self, server_id: str) -> dict[str, Any]:
+        """Extra ``mcp.Client`` options for the server's next session."""
+        ...
+
+
 class Hub:
     """Every configured MCP server, connected and kept current."""
 
@@ -84,6 +98,8 @@ class Hub:
         self._running: dict[ServerConnection, anyio.Event] = {}
         """Connections whose task is alive → set when it returns."""
         registry.subscribe(self._roots_changed)
+        self.observers: list[HubObserver] = []
+        """Parties following every server besides the host (the agent gateway); see :class:`HubObserver`."""
 
     # Configuration and lifecycle.
 
@@ -222,6 +238,8 @@ class Hub:
         if connection.state is not ServerState.RUNNING:
             self.broker.forget_server(connection.id)
         self._events.server_changed(self._status(connection))
+        for observer in self.observers:
+            observer.server_state(connection)
 
     def log_line(self, connection: ServerConnection, line: str) -> None:
         """Forward a server's stderr line."""
@@ -235,11 +253,20 @@ class Hub:
     def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
         """Hand resource notifications to the broker."""
         self.broker.handle_notification(connection.id, message)
+        for observer in self.observers:
+            observer.server_notification(connection.id, message)
 
     async def connected(self, connection: ServerConnection, client: Client) -> None:
         """While connected: re-establish subscriptions and serve listen streams."""
         await self.broker.resubscribe(connection.id)
         await self.broker.serve_subscriptions(connection.id, client)
+
+    def client_options(self, connection: ServerConnection) -> dict[str, Any]:
+        """The observers' extra ``mcp.Client`` options for the connection's next session."""
+        options: dict[str, Any] = {}
+        for observer in self.observers:
+            options.update(observer.client_options(connection.id))
+        return options
 
     # Internals.
 
