@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         "connect", help="connect MCP servers from the terminal and share the folders you allow with them"
     )
     _connect_arguments(connect)
+
+    from host_bridge.gateway.attach import add_attach_command
+
+    add_attach_command(commands)
     return parser
 
 

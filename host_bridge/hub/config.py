@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
+from host_bridge.hub.loops import attach_loop
 from host_bridge.hub.models import ConfiguredServer, EnvVar, ServerRef
 from host_bridge.jsonc import JsoncError, loads_jsonc
 from host_bridge.safe_read import RepoFileError, read_repo_text
@@ -311,6 +312,8 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
     if entry.sandbox not in (None, "enforce", "off"):
         raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
     resolve_in = None if cwd is None or SHARED_FOLDERS in cwd else cwd
+    if (loop := attach_loop(command, args)) is not None:
+        raise _EntryError(loop)
     return ServerConfig(
         id=server_id, label=server_id, source=source, transport="stdio", command=command, args=args, env=env,
         cwd=cwd, workspace_defined=workspace, origin=context.origin,

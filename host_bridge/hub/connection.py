@@ -108,6 +108,10 @@ class ConnectionEvents(Protocol):
     def sandbox_refused(self, connection: ServerConnection, refusal: Refusal) -> None:
         """The sandbox refused the server a path outside its policy (read from its stderr)."""
 
+    def client_options(self, connection: ServerConnection) -> dict[str, Any]:
+        """Extra ``mcp.Client`` options for its next session (the gateway's sampling and elicitation callbacks)."""
+        ...
+
 
 class _PermanentFailure(Exception):
     """Restarting would fail the same way (bad command, unsupported protocol revision)."""
@@ -352,6 +356,7 @@ class ServerConnection:
             list_roots_callback=self._list_roots,
             message_handler=self._on_message,
             client_info=types.Implementation(name="host-bridge", version=__version__),
+            **self._events.client_options(self),
         )
         with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
             async with client:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -58,6 +58,20 @@ class HubEvents(Protocol):
         """The sandbox refused a server a path outside its folders: the host may offer to share it (or let it read)."""
 
 
+class HubObserver(Protocol):
+    """Follows every server besides the host: the agent gateway (``host_bridge.gateway``)."""
+
+    def server_state(self, connection: ServerConnection) -> None:
+        """A connection's state changed (it is running, restarting, stopped …)."""
+
+    def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
+        """A server sent a notification (log message, list changed, resource updated …)."""
+
+    def client_options(self, server_id: str) -> dict[str, Any]:
+        """Extra ``mcp.Client`` options for the server's next session."""
+        ...
+
+
 class Hub:
     """Every configured MCP server, connected and kept current."""
 
@@ -95,6 +109,8 @@ class Hub:
         """Connections whose task is alive → set when it returns."""
         registry.subscribe(self._roots_changed)
         policy.on_change(self._consent_changed)
+        self.observers: list[HubObserver] = []
+        """Parties following every server besides the host (the agent gateway); see :class:`HubObserver`."""
 
     # Configuration and lifecycle.
 
@@ -240,6 +256,8 @@ class Hub:
         if connection.state is not ServerState.RUNNING:
             self.broker.forget_server(connection.id)
         self._events.server_changed(self._status(connection))
+        for observer in self.observers:
+            observer.server_state(connection)
 
     def log_line(self, connection: ServerConnection, line: str) -> None:
         """Forward a server's stderr line."""
@@ -253,6 +271,8 @@ class Hub:
     def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
         """Hand resource notifications to the broker."""
         self.broker.handle_notification(connection.id, message)
+        for observer in self.observers:
+            observer.server_notification(connection.id, message)
 
     async def connected(self, connection: ServerConnection, client: Client) -> None:
         """While connected: re-establish subscriptions and serve listen streams."""
@@ -268,6 +288,13 @@ class Hub:
         """Forward a sandbox refusal to the host."""
         logger.warning("[%s] the sandbox refused it %s (not shared with it)", connection.id, refusal.path)
         self._events.sandbox_refused(connection.id, refusal)
+
+    def client_options(self, connection: ServerConnection) -> dict[str, Any]:
+        """The observers' extra ``mcp.Client`` options for the connection's next session."""
+        options: dict[str, Any] = {}
+        for observer in self.observers:
+            options.update(observer.client_options(connection.id))
+        return options
 
     # Internals.
 

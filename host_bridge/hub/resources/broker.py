@@ -118,6 +118,11 @@ class ResourceBroker:
         """Stop updates of ``uri``; does nothing if it was not subscribed."""
         await self._subscriptions.unsubscribe(server, uri)
 
+    def keep_upstream(self, held_elsewhere: Callable[[str, str], bool]) -> None:
+        """``held_elsewhere(server, uri)`` says whether an agent on the gateway still needs a subscription the editor
+        drops; then the server's own subscription stays in place."""
+        self._subscriptions.held_elsewhere = held_elsewhere
+
     async def resubscribe(self, server_id: str) -> None:
         """After a (re)connect: subscribe again to every URI subscribed before."""
         await self._subscriptions.resubscribe(server_id)

@@ -126,6 +126,9 @@ class Subscriptions:
         self._wake: anyio.Event | None = None
         self._listeners: dict[str, _Listener] = {}
         """Server id → the state of its running 2026 listen loop."""
+        self.held_elsewhere: Callable[[str, str], bool] = lambda _server, _uri: False
+        """Whether someone besides the editor (an agent on the gateway) still needs the server's subscription to a URI;
+        then :meth:`unsubscribe` leaves the server's own subscription in place."""
 
     def subscriptions(self, server_id: str) -> frozenset[str]:
         """The URIs of ``server_id`` the editor is subscribed to (including those awaiting a reconnect)."""
@@ -168,6 +171,8 @@ class Subscriptions:
         if listener is not None:
             if not await listener.settled(listener.bump()):
                 logger.info("[%s] reopening the subscription stream without %s failed: %s", server, uri, listener.error)
+            return
+        if self.held_elsewhere(server, uri):
             return
         try:
             if is_modern_version(self._sources.protocol_version(server)):

@@ -5,6 +5,7 @@
 - ``notices``: shared folders that become unusable (or usable again) shown to the user;
 - ``resources``: the resource requests;
 - ``status``: ``hostBridge/status``, ``hostBridge/restartServer``;
+- ``gateway``: the socket on which agents use this window's servers (``host-bridge attach``);
 - ``events``: the core's events as editor notifications (not a feature: the hub's ``HubEvents``).
 
 These modules import the core and the models at module level: they are loaded after ``initialize`` was answered
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from host_bridge.core import Core
 from host_bridge.hosts.lsp.feature import Feature
 from host_bridge.hosts.lsp.features.consent import ConsentFeature
+from host_bridge.hosts.lsp.features.gateway import GatewayFeature
 from host_bridge.hosts.lsp.features.notices import NoticesFeature
 from host_bridge.hosts.lsp.features.resources import ResourcesFeature
 from host_bridge.hosts.lsp.features.status import StatusFeature
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 def create_features(server: HostBridgeServer, core: Core) -> Sequence[Feature]:
     """Every feature, each given what it needs, in the order their hooks run: notices listen before the workspace is
-    first detected; the workspace is applied last."""
+    first detected; the gateway listens before the workspace's servers start; the workspace is applied last."""
     consent = ConsentFeature(server, core)
     workspace = WorkspaceFeature(server, core, consent)
     return (
@@ -38,5 +40,6 @@ def create_features(server: HostBridgeServer, core: Core) -> Sequence[Feature]:
         NoticesFeature(server, core, workspace),
         ResourcesFeature(server, core),
         StatusFeature(server, core, consent),
+        GatewayFeature(server, core),
         workspace,
     )

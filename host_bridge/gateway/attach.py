@@ -1,0 +1,157 @@
+"""``host-bridge attach SERVER_ID``: the stdio MCP server an agent starts to use a server the sidecar runs.
+
+It finds the running sidecar of the workspace (:func:`host_bridge.gateway.registry.find_sidecar`), connects to its
+gateway, names the server in the hello line, and from then on carries the agent's MCP messages both ways unchanged:
+the MCP session itself is served by the SDK in the sidecar, against the server's one live connection (so there is one
+process tree per server, and the user's per-folder consent holds for the agent too). stdout carries nothing but the
+gateway's MCP messages; every sentence goes to stderr.
+
+Exit codes: 0 when the agent closed stdin, 1 when the sidecar went away during the session, 2 when no sidecar runs for
+the workspace (or the platform has no gateway), 3 when the sidecar refused the server (unknown, not running).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import sys
+import threading
+
+from host_bridge.gateway.hello import MAX_HELLO_BYTES, AgentProcess, Hello, HelloAnswer
+from host_bridge.gateway.registry import SUPPORTED, NoSidecarError, SidecarEntry, find_sidecar
+
+NO_SIDECAR = 2
+"""Exit code: no sidecar runs for the workspace."""
+REFUSED = 3
+"""Exit code: the sidecar refused the server."""
+LOST = 1
+"""Exit code: the sidecar closed the connection while the agent was still using it."""
+ANSWER_TIMEOUT = 120.0
+"""Seconds to wait for the gateway's answer (it waits up to a minute for the server to be running)."""
+_CHUNK = 1 << 16
+
+
+def add_attach_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    """Add ``attach`` to ``host-bridge``'s subcommands."""
+    attach = commands.add_parser(
+        "attach",
+        help="run as a stdio MCP server that uses SERVER_ID from the running sidecar (for agents: .mcp.json …)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    attach.add_argument("server_id", metavar="SERVER_ID", help="the server's id in the sidecar's configuration")
+    attach.add_argument(
+        "--workspace", metavar="DIR", help="the workspace whose sidecar to use (default: the current directory)"
+    )
+    attach.add_argument(
+        "--storage-dir",
+        help="the sidecar's storage directory (default: the user data dir; every sidecar registers there)",
+    )
+    attach.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``attach`` command."""
+    return attach(args.server_id, workspace=args.workspace, storage_dir=args.storage_dir)
+
+
+def attach(server_id: str, *, workspace: str | None = None, storage_dir: str | None = None) -> int:
+    """Bridge this process's stdin and stdout to ``server_id`` of the workspace's sidecar; the exit code."""
+    if not SUPPORTED:
+        return _fail(NO_SIDECAR, "the gateway is not available on Windows yet; run the server directly")
+    try:
+        entry = find_sidecar(workspace or os.getcwd(), storage_dir)
+        connection = _connect(entry)
+    except NoSidecarError as error:
+        return _fail(NO_SIDECAR, str(error))
+    with connection:
+        hello = Hello(server=server_id, agent=_agent())
+        connection.sendall(hello.model_dump_json(by_alias=True, exclude_none=True).encode() + b"\n")
+        connection.settimeout(ANSWER_TIMEOUT)
+        try:
+            line, rest = _read_line(connection)
+            answer = HelloAnswer.model_validate_json(line)
+        except (OSError, ValueError) as error:
+            return _fail(LOST, f"the MCP Host Bridge sidecar (process {entry.pid}) did not answer: {error}")
+        if not answer.ok:
+            return _fail(REFUSED, answer.error or f"the MCP Host Bridge sidecar refused server {server_id!r}")
+        connection.settimeout(None)
+        return _relay(connection, rest)
+
+
+def _connect(entry: SidecarEntry) -> socket.socket:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(entry.socket)
+    except OSError as error:
+        connection.close()
+        raise NoSidecarError(
+            f"the MCP Host Bridge sidecar (process {entry.pid}) does not accept connections on {entry.socket} "
+            f"({error.strerror or error}); restart it (in VS Code: \"MCP: Restart Host Bridge\") and try again"
+        ) from None
+    return connection
+
+
+def _agent() -> AgentProcess:
+    parent = os.getppid()
+    name: str | None = None
+    with contextlib.suppress(OSError), open(f"/proc/{parent}/comm", encoding="utf-8", errors="replace") as comm:
+        name = comm.read().strip() or None
+    return AgentProcess(pid=os.getpid(), parent_pid=parent, parent_name=name, cwd=os.getcwd())
+
+
+def _read_line(connection: socket.socket) -> tuple[bytes, bytes]:
+    buffer = b""
+    while (end := buffer.find(b"\n")) < 0:
+        if len(buffer) > MAX_HELLO_BYTES:
+            raise ValueError("its answer is too long")
+        chunk = connection.recv(_CHUNK)
+        if not chunk:
+            raise ValueError("it closed the connection")
+        buffer += chunk
+    return buffer[:end], buffer[end + 1 :]
+
+
+def _relay(connection: socket.socket, pending: bytes) -> int:
+    """Copy stdin to the socket (in a thread) and the socket to stdout until either side ends."""
+    agent_done = threading.Event()
+
+    def upstream() -> None:
+        try:
+            while chunk := os.read(0, _CHUNK):
+                connection.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            agent_done.set()
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_WR)
+
+    threading.Thread(target=upstream, name="stdin to gateway", daemon=True).start()
+    try:
+        if pending:
+            _write_all(pending)
+        while chunk := connection.recv(_CHUNK):
+            _write_all(chunk)
+    except BrokenPipeError:
+        return 0
+    except OSError as error:
+        return _fail(LOST, f"the connection to the MCP Host Bridge sidecar failed: {error}")
+    if agent_done.is_set():
+        return 0
+    return _fail(
+        LOST, "the MCP Host Bridge sidecar closed the connection (it stopped or restarted); start this server again"
+    )
+
+
+def _write_all(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(1, view)
+        view = view[written:]
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"host-bridge attach: {message}", file=sys.stderr, flush=True)
+    return code

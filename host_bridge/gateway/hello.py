@@ -1,0 +1,51 @@
+"""The one line each side sends before MCP starts on a gateway connection.
+
+``attach`` sends a :class:`Hello` naming the server it wants; the gateway answers with one :class:`HelloAnswer`. After
+a positive answer both sides speak MCP (JSON-RPC messages, one per line, as on stdio) until either closes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from host_bridge.wire import WireModel
+
+MAX_HELLO_BYTES = 64 * 1024
+"""Longest hello line accepted, newline included."""
+
+
+class AgentProcess(WireModel):
+    """Who is attaching: the ``attach`` process and the agent that started it (for the audit log)."""
+
+    pid: int
+    """The ``attach`` process."""
+    parent_pid: int | None = None
+    """The process that started ``attach`` (the agent: VS Code's extension host, Claude Code …)."""
+    parent_name: str | None = None
+    """That process's name, as the operating system reports it."""
+    cwd: str | None = None
+    """``attach``'s working directory."""
+
+
+class Hello(WireModel):
+    """``attach`` → gateway: which server this connection is for."""
+
+    host_bridge_gateway: Literal[1] = 1
+    """Marks the line and its format version."""
+    server: str
+    """The server id, as configured for the sidecar."""
+    agent: AgentProcess
+    """Who is attaching."""
+
+
+class HelloAnswer(WireModel):
+    """Gateway → ``attach``: MCP can start, or why not."""
+
+    ok: bool
+    """MCP follows on this connection."""
+    error: str | None = None
+    """Why not, as a sentence that names what to do."""
+    reason: Literal["unknownServer", "notRunning", "badHello", "closing"] | None = None
+    """What kind of refusal it is."""
+    session: str | None = None
+    """The id of this agent session in the gateway's audit log."""

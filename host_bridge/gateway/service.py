@@ -1,0 +1,718 @@
+"""The gateway in the sidecar: a Unix domain socket on which agents reach the hub's running MCP servers.
+
+Each connection starts with a hello naming one server (:mod:`host_bridge.gateway.hello`); then it is one MCP session
+served by the ``mcp`` SDK's server side (:class:`mcp.server.Server` driven by its loop-mode runner) whose handlers
+forward to that server's one live :class:`mcp.Client`, owned by the hub. The rules:
+
+- **Forwarded**: ``tools/*``, ``prompts/*``, ``resources/*`` (list, templates, read, subscribe, unsubscribe),
+  ``completion/complete`` and ``logging/setLevel``; progress is relayed to the agent that asked for it, and an agent's
+  ``notifications/cancelled`` cancels the forwarded request, which makes the SDK send the server its own
+  ``notifications/cancelled``. Log messages, list changes and updates of the resources an agent subscribed to reach
+  the agents of that server. When the agent and the server speak the same protocol revision, results are passed on
+  as the server sent them (no second validation); otherwise the SDK shapes them for the agent's revision.
+- **Answered here**: ``initialize`` (with the server's own name, capabilities and instructions) and ``ping``.
+- **Ignored**: everything an agent says about roots. The server's ``roots/list`` is answered by the hub from consent;
+  an agent's ``notifications/roots/list_changed`` has no handler and goes nowhere.
+- **Sampling and elicitation** that the server asks for go to the agent whose call caused them: the caller itself
+  when the SDK asks from inside that call (2026-07-28 servers), else the one agent with a call in progress on that
+  server; with none, or several, the request is refused with a sentence saying why.
+- **Audit**: every session is recorded in ``gateway.jsonl`` (:mod:`host_bridge.gateway.audit`).
+
+Agents speak the handshake revisions (2024-11-05 … 2025-11-25) here; a 2026-07-28 client's ``server/discover`` is
+answered with -32601 and it falls back to ``initialize``, as it would with any handshake-only server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+import socket
+import struct
+import sys
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp import Client, MCPDeprecationWarning, MCPError
+from mcp.client.session import ClientRequestContext
+from mcp.server import Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.server.runner import serve_connection
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
+
+from host_bridge.gateway import registry
+from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
+from host_bridge.gateway.hello import MAX_HELLO_BYTES, Hello, HelloAnswer
+from host_bridge.gateway.streams import HelloError, message_streams, read_hello
+from host_bridge.gateway.upstream import outgoing_params, raw_request
+from host_bridge.hub.connection import ServerConnection
+from host_bridge.hub.errors import HubError, ServerNotRunningError
+from host_bridge.hub.hub import Hub
+from host_bridge.hub.models import ServerState
+from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES
+
+logger = logging.getLogger(__name__)
+
+FORWARDED: dict[str, type[BaseModel]] = {
+    "tools/list": types.PaginatedRequestParams,
+    "tools/call": types.CallToolRequestParams,
+    "prompts/list": types.PaginatedRequestParams,
+    "prompts/get": types.GetPromptRequestParams,
+    "resources/list": types.PaginatedRequestParams,
+    "resources/templates/list": types.PaginatedRequestParams,
+    "resources/read": types.ReadResourceRequestParams,
+    "completion/complete": types.CompleteRequestParams,
+}
+"""Requests passed to the server as they are (params validated unless both sides speak the same revision)."""
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""Requests a 2026-07-28 server may answer with ``InputRequiredResult``: they go through the SDK's typed calls, whose
+driver answers roots from consent and sampling or elicitation through the caller."""
+LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)
+"""Logging levels, least severe first."""
+
+_R = TypeVar("_R", bound=BaseModel)
+_T = TypeVar("_T")
+
+_CALLER: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar("gateway_caller", default=None)
+"""The agent session whose forwarded call the current task is making."""
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """How the gateway behaves; every field has a default."""
+
+    start_timeout: float = 60.0
+    """Seconds an agent's hello (or request) waits for its server to be running before it is refused."""
+    request_timeout: float = 24 * 3600.0
+    """Seconds a forwarded request may take; the agent's own cancellation is what normally ends a long one."""
+    hello_timeout: float = 10.0
+    """Seconds a new connection has to send its hello line."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """Longest message an agent may send."""
+    outbox_size: int = 1000
+    """Notifications queued for one agent; past this, new ones are dropped (with a warning) until it reads."""
+
+
+class Gateway:
+    """The socket, the agent sessions on it, and the routing of what the hub's servers send them."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        storage_dir: str,
+        *,
+        folders: Callable[[], Sequence[str]] = lambda: (),
+        settings: GatewaySettings | None = None,
+        audit: GatewayAudit | None = None,
+    ) -> None:
+        self.hub = hub
+        """The servers agents reach."""
+        self.storage_dir = storage_dir
+        """Where the socket, the registry entries and ``gateway.jsonl`` live."""
+        self.settings = settings or GatewaySettings()
+        """Time-outs and limits in force."""
+        self.audit = audit if audit is not None else GatewayAudit(storage_dir)
+        """The agent-session log."""
+        self.socket_path: str | None = None
+        """Where it listens, once :meth:`serve` started."""
+        self.sessions: set[AgentSession] = set()
+        """The agent sessions open now."""
+        self._folders = folders
+        self._entry: registry.SidecarEntry | None = None
+        self._entry_files: list[registry.Path] = []
+        self._state_events: dict[str, anyio.Event] = {}
+        self._starts: dict[str, int] = {}
+        self._subscribers: dict[tuple[str, str], set[AgentSession]] = {}
+        self._sdk_server = _forwarding_server()
+        self._tasks: anyio.abc.TaskGroup | None = None
+        hub.observers.append(self)
+        hub.broker.keep_upstream(lambda server, uri: bool(self._subscribers.get((server, uri))))
+
+    # Lifetime.
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Listen until cancelled; ``task_status.started()`` once agents can connect and find this sidecar.
+
+        On the way out the socket and the registry entries are removed and every agent session is closed.
+        """
+        if not registry.SUPPORTED:
+            logger.warning("%s", registry.NOT_SUPPORTED)
+            task_status.started()
+            return
+        path = registry.socket_path(self.storage_dir, os.getpid())
+        registry.private_dir(path.parent)
+        registry.remove_files([path])
+        listener = await anyio.create_unix_listener(path)
+        os.chmod(path, 0o600)
+        self.socket_path = str(path)
+        try:
+            async with listener, anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                self._entry = registry.new_entry(os.getpid(), path, self.storage_dir, self._folders())
+                self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
+                logger.info("the gateway listens on %s", path)
+                task_status.started()
+                await listener.serve(self._accept, task_group=tasks)
+        finally:
+            self._tasks = None
+            registry.remove_files([*self._entry_files, path])
+            self._entry_files = []
+            self.socket_path = None
+            self.hub.observers.remove(self)
+
+    def folders_changed(self) -> None:
+        """The workspace folders changed: rewrite the registry entries so ``attach`` finds this sidecar by them."""
+        if self._entry is None:
+            return
+        folders = tuple(os.path.realpath(f) for f in self._folders())
+        if folders != self._entry.folders:
+            self._entry = self._entry.model_copy(update={"folders": folders})
+            self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
+
+    # Connections.
+
+    async def _accept(self, stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            peer_uid = _peer_uid(stream)
+            if peer_uid is not None and peer_uid != os.getuid():
+                logger.warning("refused a gateway connection from user id %d", peer_uid)
+                return
+            try:
+                with anyio.fail_after(self.settings.hello_timeout):
+                    line, pending = await read_hello(stream, MAX_HELLO_BYTES)
+                hello = Hello.model_validate_json(line)
+            except (HelloError, TimeoutError, ValidationError) as error:
+                reason = "no hello line in time" if isinstance(error, TimeoutError) else str(error).splitlines()[0]
+                await _answer(stream, HelloAnswer(ok=False, reason="badHello", error=f"not a gateway hello: {reason}"))
+                return
+            try:
+                connection = await self.running(hello.server)
+            except HubError as error:
+                self._refused(hello, peer_uid, error)
+                code = "notRunning" if isinstance(error, ServerNotRunningError) else "unknownServer"
+                await _answer(stream, HelloAnswer(ok=False, reason=code, error=_sentence(error.message)))
+                return
+            session = AgentSession(self, hello, connection, peer_uid)
+            await _answer(stream, HelloAnswer(ok=True, session=session.id))
+            await session.run(stream, pending)
+
+    async def running(self, server_id: str) -> ServerConnection:
+        """The connection of ``server_id`` once it is running, waiting at most ``start_timeout`` seconds.
+
+        Raises :class:`HubError`: unknown server, a failed one, or one still not running after the wait.
+        """
+        with anyio.move_on_after(self.settings.start_timeout):
+            while True:
+                connection = self.hub.connection(server_id)
+                if connection.state is ServerState.RUNNING:
+                    return connection
+                if connection.state is ServerState.FAILED:
+                    break
+                event = self._state_events.setdefault(server_id, anyio.Event())
+                await event.wait()
+        connection = self.hub.connection(server_id)
+        if connection.state is ServerState.RUNNING:
+            return connection
+        reason = connection.last_error
+        if connection.state is ServerState.AWAITING_TRUST:
+            reason = "it waits for you to trust it in MCP Host Bridge's prompt"
+        raise ServerNotRunningError(server_id, connection.state.value, reason)
+
+    def _refused(self, hello: Hello, peer_uid: int | None, error: HubError) -> None:
+        self.audit.append(
+            GatewayAuditEntry(
+                time=now(), event="refused", server=hello.server, agent=hello.agent, peer_uid=peer_uid,
+                reason=error.message,
+            )
+        )
+
+    # HubObserver.
+
+    def server_state(self, connection: ServerConnection) -> None:
+        """Wake agents waiting for the server; after a restart, tell its agents to list again and resubscribe."""
+        event = self._state_events.pop(connection.id, None)
+        if event is not None:
+            event.set()
+        if connection.state is not ServerState.RUNNING:
+            return
+        previous = self._starts.get(connection.id)
+        self._starts[connection.id] = connection.starts
+        if previous is None or previous == connection.starts:
+            return
+        for session in [s for s in self.sessions if s.server_id == connection.id]:
+            session.server_restarted()
+        uris = sorted(uri for server, uri in self._subscribers if server == connection.id)
+        if uris and self._tasks is not None:
+            self._tasks.start_soon(self._resubscribe, connection.id, uris)
+
+    async def _resubscribe(self, server_id: str, uris: Sequence[str]) -> None:
+        """After a restart: subscribe again to what agents hold, and report each URI as updated (changes may have been
+        missed meanwhile)."""
+        for uri in uris:
+            holders = sorted(self._subscribers.get((server_id, uri), ()), key=lambda s: s.id)
+            if not holders:
+                continue
+            if uri not in self.hub.broker.subscriptions(server_id):
+                try:
+                    await holders[0].call("resources/subscribe", {"uri": uri}, None)
+                except (MCPError, HubError) as error:
+                    logger.warning("[%s] could not subscribe again to %s for its agents: %s", server_id, uri, error)
+                    continue
+            for session in holders:
+                session.notify("notifications/resources/updated", {"uri": uri})
+
+    def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
+        """Route a server's notification to the agents it concerns."""
+        method = message.method
+        params = message.params.model_dump(by_alias=True, mode="json", exclude_none=True) if message.params else None
+        if isinstance(message, types.ResourceUpdatedNotification):
+            for session in self._subscribers.get((server_id, message.params.uri), ()):
+                session.notify(method, params)
+        elif isinstance(message, types.LoggingMessageNotification):
+            level = message.params.level
+            for session in self.sessions:
+                if session.server_id == server_id and session.wants_log(level):
+                    session.notify(method, params)
+        elif method in (
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+        ):
+            for session in self.sessions:
+                if session.server_id == server_id:
+                    session.notify(method, params)
+
+    def client_options(self, server_id: str) -> dict[str, Any]:
+        """Sampling and elicitation callbacks that route the server's requests to the agent that caused them."""
+
+        async def sampling(
+            context: ClientRequestContext, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            request = types.CreateMessageRequest(params=params)
+            return await self._ask_agent(server_id, request, "sampling", types.CreateMessageResult)
+
+        async def elicitation(
+            context: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult | types.ErrorData:
+            request = types.ElicitRequest(params=params)
+            return await self._ask_agent(server_id, request, "elicitation", types.ElicitResult)
+
+        return {"sampling_callback": sampling, "elicitation_callback": elicitation}
+
+    async def _ask_agent(
+        self, server_id: str, request: types.ServerRequest, capability: str, result_type: type[_R]
+    ) -> _R | types.ErrorData:
+        caller = _CALLER.get()
+        if caller is None or caller.server_id != server_id:
+            busy = [s for s in self.sessions if s.server_id == server_id and s.calls_in_flight]
+            if len(busy) != 1:
+                why = (
+                    "no agent has a call in progress on it"
+                    if not busy
+                    else f"{len(busy)} agents have calls in progress on it, so it cannot tell whose call caused this"
+                )
+                return types.ErrorData(
+                    code=types.INVALID_REQUEST,
+                    message=f"MCP Host Bridge refused {request.method} from MCP server {server_id!r}: {why}",
+                )
+            caller = busy[0]
+        return await caller.ask(request, capability, result_type)
+
+    # Subscriptions (handshake-era servers).
+
+    async def subscribe(self, session: AgentSession, uri: str) -> None:
+        """Subscribe ``session`` to ``uri``; the server is asked only by the first subscriber."""
+        key = (session.server_id, uri)
+        holders = self._subscribers.setdefault(key, set())
+        first = not holders
+        holders.add(session)
+        if first and uri not in self.hub.broker.subscriptions(session.server_id):
+            try:
+                await session.call("resources/subscribe", {"uri": uri}, None)
+            except BaseException:
+                holders.discard(session)
+                if not holders:
+                    del self._subscribers[key]
+                raise
+
+    async def unsubscribe(self, session: AgentSession, uri: str) -> None:
+        """Remove ``session``'s subscription; the server is told when nobody (no agent, not the editor) needs it."""
+        key = (session.server_id, uri)
+        holders = self._subscribers.get(key)
+        if holders is None or session not in holders:
+            return
+        holders.discard(session)
+        if holders:
+            return
+        del self._subscribers[key]
+        if uri in self.hub.broker.subscriptions(session.server_id):
+            return
+        try:
+            await session.call("resources/unsubscribe", {"uri": uri}, None)
+        except (MCPError, HubError) as error:
+            logger.info("[%s] unsubscribing from %s for the last agent: %s", session.server_id, uri, error)
+
+    def forget(self, session: AgentSession) -> list[str]:
+        """Drop ``session``'s subscriptions; the URIs nobody else holds (to unsubscribe from the server)."""
+        orphaned: list[str] = []
+        for key, holders in list(self._subscribers.items()):
+            if session in holders:
+                holders.discard(session)
+                if not holders:
+                    del self._subscribers[key]
+                    orphaned.append(key[1])
+        return orphaned
+
+    def log_level_changed(self, server_id: str) -> types.LoggingLevel | None:
+        """The most verbose level any agent of ``server_id`` asked for (what the server is set to)."""
+        levels = [s.log_level for s in self.sessions if s.server_id == server_id and s.log_level is not None]
+        return LOG_LEVELS[min(LOG_LEVELS.index(level) for level in levels)] if levels else None
+
+
+class AgentSession:
+    """One agent's MCP session with one server, through the gateway."""
+
+    def __init__(self, gateway: Gateway, hello: Hello, connection: ServerConnection, peer_uid: int | None) -> None:
+        self.id = uuid.uuid4().hex
+        """Names this session in the audit log."""
+        self.server_id = hello.server
+        """The server it uses."""
+        self.agent = hello.agent
+        """Who attached."""
+        self.calls_in_flight = 0
+        """Forwarded requests not answered yet."""
+        self.log_level: types.LoggingLevel | None = None
+        """The level this agent asked for with ``logging/setLevel`` (``None``: every message)."""
+        self.requests: Counter[str] = Counter()
+        """Requests forwarded, by method."""
+        self.connection: Connection | None = None
+        """The SDK's view of the agent's side, while the session runs."""
+        self._gateway = gateway
+        self._server = connection
+        self._peer_uid = peer_uid
+        self._client: types.Implementation | None = None
+        self._outbox: MemoryObjectSendStream[tuple[str, dict[str, Any] | None]] | None = None
+
+    # Life.
+
+    async def run(self, stream: anyio.abc.ByteStream, pending: bytes) -> None:
+        """Serve the agent until it or the gateway closes the connection."""
+        gateway = self._gateway
+        self._audit("attached")
+        gateway.sessions.add(self)
+        outbox, inbox = anyio.create_memory_object_stream[tuple[str, dict[str, Any] | None]](
+            gateway.settings.outbox_size
+        )
+        self._outbox = outbox
+        reason = "the agent closed the connection"
+        try:
+            read, write = message_streams(stream, pending, max_line_bytes=gateway.settings.max_line_bytes)
+            async with anyio.create_task_group() as tasks:
+                dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
+                    read, write, inline_methods=frozenset({"initialize"})
+                )
+                self.connection = Connection.for_loop(dispatcher)
+
+                async def deliver() -> None:
+                    async with inbox:
+                        async for method, params in inbox:
+                            assert self.connection is not None
+                            await self.connection.notify(method, params)
+
+                tasks.start_soon(deliver)
+                await serve_connection(
+                    gateway._sdk_server,  # pyright: ignore[reportPrivateUsage]
+                    dispatcher,
+                    connection=self.connection,
+                    lifespan_state=self,
+                    init_options=_initialization_options(self._server),
+                )
+                tasks.cancel_scope.cancel()
+        except Exception as error:
+            reason = f"the session failed: {type(error).__name__}: {error}"
+            logger.exception("[%s] an agent session failed", self.server_id)
+        finally:
+            outbox.close()
+            self._outbox = None
+            gateway.sessions.discard(self)
+            orphaned = gateway.forget(self)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                for uri in orphaned:
+                    if uri not in gateway.hub.broker.subscriptions(self.server_id):
+                        with contextlib.suppress(MCPError, HubError):
+                            await self.call("resources/unsubscribe", {"uri": uri}, None)
+            self._audit("detached", reason=reason)
+
+    def _audit(self, event: str, *, reason: str | None = None) -> None:
+        config = self._server.config
+        client = self._client
+        self._gateway.audit.append(
+            GatewayAuditEntry(
+                time=now(),
+                event=cast(Any, event),
+                session=self.id,
+                server=self.server_id,
+                source=config.source,
+                fingerprint=config.fingerprint,
+                agent=self.agent if event == "attached" else None,
+                peer_uid=self._peer_uid if event == "attached" else None,
+                client_name=client.name if client else None,
+                client_version=client.version if client else None,
+                protocol_version=self.connection.protocol_version if self.connection and event != "attached" else None,
+                requests=dict(self.requests) if event == "detached" else None,
+                reason=reason,
+            )
+        )
+
+    def initialized(self, params: Mapping[str, Any] | None) -> None:
+        """The agent's ``initialize`` was answered: record who it says it is."""
+        try:
+            init = types.InitializeRequestParams.model_validate(params or {}, by_name=False)
+        except ValidationError:
+            return
+        self._client = init.client_info
+        self._audit("initialized")
+
+    # Notifications to the agent.
+
+    def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        """Queue a notification for the agent (dropped with a warning when the agent does not keep up)."""
+        if self._outbox is None or self.connection is None or not self.connection.initialize_accepted:
+            return
+        try:
+            self._outbox.send_nowait((method, params))
+        except anyio.WouldBlock:
+            logger.warning("[%s] an agent is not reading its notifications; dropped a %s", self.server_id, method)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def wants_log(self, level: types.LoggingLevel) -> bool:
+        """Whether a log message at ``level`` is at or above what this agent asked for."""
+        return self.log_level is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+    def server_restarted(self) -> None:
+        """The server restarted (it may have changed): the agent should list everything again."""
+        for method in (
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+        ):
+            self.notify(method, None)
+
+    # Requests from the agent.
+
+    def same_revision(self) -> bool:
+        """Whether results can pass as the server sent them: the agent finished ``initialize`` and negotiated the
+        revision the server speaks."""
+        connection = self.connection
+        return (
+            connection is not None
+            and connection.initialize_accepted
+            and connection.protocol_version == self._server.protocol_version
+        )
+
+    async def forward(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | BaseModel:
+        """Forward the request of ``ctx`` to the server; its result, or :class:`MCPError` as the server sent it."""
+        method, params = ctx.method, ctx.params
+        connection = await self._connection()
+        if method in INPUT_METHODS and connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await self._typed(connection.client, ctx)
+        return await self.call(method, params, ctx)
+
+    async def call(
+        self, method: str, params: Mapping[str, Any] | None, ctx: ServerRequestContext[Any, Any] | None
+    ) -> dict[str, Any]:
+        """Send ``method`` to the server as plain JSON (progress relayed to ``ctx``'s request) and return its result."""
+        connection = await self._connection()
+        out, token = outgoing_params(params)
+        opts: CallOptions = {"timeout": self._gateway.settings.request_timeout}
+        if token is not None and ctx is not None:
+            opts["on_progress"] = ctx.session.report_progress
+        return await self._tracked(method, lambda: raw_request(connection.client, method, out, opts))
+
+    async def _typed(self, client: Client, ctx: ServerRequestContext[Any, Any]) -> BaseModel:
+        out, token = outgoing_params(ctx.params)
+        meta = out.pop("_meta", None)
+        timeout = self._gateway.settings.request_timeout
+        method = ctx.method
+        if method == "tools/call":
+            progress = ctx.session.report_progress if token is not None else None
+            return await self._tracked(
+                method,
+                lambda: client.call_tool(
+                    str(out.get("name")), out.get("arguments"), timeout, progress, meta=meta
+                ),
+            )
+        if method == "prompts/get":
+            return await self._tracked(
+                method, lambda: client.get_prompt(str(out.get("name")), out.get("arguments"), meta=meta)
+            )
+        return await self._tracked(
+            method, lambda: client.read_resource(str(out.get("uri")), meta=meta, cache_mode="bypass")
+        )
+
+    async def _tracked(self, method: str, send: Callable[[], Awaitable[_T]]) -> _T:
+        self.calls_in_flight += 1
+        self.requests[method] += 1
+        token = _CALLER.set(self)
+        try:
+            return await send()
+        except MCPError as error:
+            self._gateway.hub.report_error(self.server_id, error)
+            raise
+        except HubError as error:
+            raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
+        except ValidationError as error:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"MCP server {self.server_id!r} sent an answer that does not follow the protocol: {error}",
+            ) from error
+        finally:
+            _CALLER.reset(token)
+            self.calls_in_flight -= 1
+
+    async def _connection(self) -> ServerConnection:
+        try:
+            self._server = await self._gateway.running(self.server_id)
+        except HubError as error:
+            raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
+        return self._server
+
+    async def ask(
+        self, request: types.ServerRequest, capability: str, result_type: type[_R]
+    ) -> _R | types.ErrorData:
+        """Pass the server's sampling or elicitation request to this agent; its answer, or a refusal."""
+        connection = self.connection
+        declared = connection.client_capabilities if connection is not None else None
+        if connection is None or declared is None or getattr(declared, capability, None) is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"MCP Host Bridge refused {request.method}: the agent using this server did not declare "
+                f"{capability} support",
+            )
+        raw = await connection.send_raw_request(
+            request.method,
+            request.params.model_dump(by_alias=True, mode="json", exclude_none=True) if request.params else None,
+            {"timeout": self._gateway.settings.request_timeout},
+        )
+        return result_type.model_validate(raw, by_name=False)
+
+
+def _initialization_options(connection: ServerConnection) -> InitializationOptions:
+    """What the agent's ``initialize`` is answered with: the server's own identity, capabilities and instructions.
+
+    Change notifications are relayed for handshake-era servers only, so a 2026-07-28 server is presented without
+    ``listChanged`` and ``subscribe``.
+    """
+    client = connection.client
+    info = client.server_info or types.Implementation(name=connection.id, version="")
+    capabilities = client.server_capabilities.model_copy(update={"extensions": None})
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        capabilities = capabilities.model_copy(
+            update={
+                "tools": types.ToolsCapability() if capabilities.tools else None,
+                "prompts": types.PromptsCapability() if capabilities.prompts else None,
+                "resources": types.ResourcesCapability() if capabilities.resources else None,
+            }
+        )
+    return InitializationOptions(
+        server_name=info.name,
+        server_version=info.version,
+        title=info.title,
+        description=info.description,
+        capabilities=capabilities,
+        instructions=client.instructions,
+        website_url=info.website_url,
+        icons=info.icons,
+    )
+
+
+def _forwarding_server() -> Server[AgentSession]:
+    """The SDK server every agent session runs: forwarding handlers, and a middleware for the same-revision path."""
+    server: Server[AgentSession] = Server("host-bridge-gateway")
+
+    async def forward(ctx: ServerRequestContext[AgentSession, Any], params: BaseModel) -> HandlerResult:
+        return await ctx.lifespan_context.forward(ctx)
+
+    for method, params_type in FORWARDED.items():
+        server.add_request_handler(method, params_type, forward)
+
+    async def subscribe(ctx: ServerRequestContext[AgentSession, Any], params: types.SubscribeRequestParams) -> None:
+        session = ctx.lifespan_context
+        await session._connection()  # pyright: ignore[reportPrivateUsage]
+        await session._gateway.subscribe(session, params.uri)  # pyright: ignore[reportPrivateUsage]
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[AgentSession, Any], params: types.UnsubscribeRequestParams
+    ) -> None:
+        session = ctx.lifespan_context
+        await session._gateway.unsubscribe(session, params.uri)  # pyright: ignore[reportPrivateUsage]
+
+    async def set_level(ctx: ServerRequestContext[AgentSession, Any], params: types.SetLevelRequestParams) -> None:
+        session = ctx.lifespan_context
+        session.log_level = params.level
+        level = session._gateway.log_level_changed(session.server_id)  # pyright: ignore[reportPrivateUsage]
+        connection = await session._connection()  # pyright: ignore[reportPrivateUsage]
+        capabilities = connection.capabilities
+        if level is not None and capabilities is not None and capabilities.logging is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.call("logging/setLevel", {"level": level}, None)
+
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+
+    async def same_revision_path(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        session: AgentSession = ctx.lifespan_context
+        if ctx.request_id is not None and ctx.method in FORWARDED and session.same_revision():
+            # Same handshake revision on both sides: the server's result is already what the agent expects.
+            return await session.call(ctx.method, ctx.params, ctx)
+        result = await call_next(ctx)
+        if ctx.method == "initialize":
+            session.initialized(ctx.params)
+        return result
+
+    server.middleware = [same_revision_path]
+    return server
+
+
+async def _answer(stream: anyio.abc.ByteStream, answer: HelloAnswer) -> None:
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.send(answer.model_dump_json(by_alias=True, exclude_none=True).encode() + b"\n")
+
+
+def _sentence(message: str) -> str:
+    """A hub error as the agent sees it: naming the product, since the agent does not know it talks to a bridge."""
+    return f"MCP Host Bridge: {message}"
+
+
+def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
+    """The connecting process's user id (Linux ``SO_PEERCRED``); ``None`` where the platform does not say."""
+    if sys.platform != "linux":
+        return None
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    try:
+        data = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", data)
+    return uid
+
+

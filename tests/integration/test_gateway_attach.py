@@ -1,0 +1,298 @@
+"""Agents through the gateway: real ``host-bridge attach`` processes, the SDK as the agent, a fixture server behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import MCPError
+from mcp.client.session import ClientRequestContext
+from support.folders import folder_candidate
+from support.gateway_harness import gateway_hub
+from support.hub_harness import WAIT, configs
+from support.records import record_line, records
+from support.servers import python_server
+
+from host_bridge.gateway.audit import read_gateway_audit
+from host_bridge.uris import canonical_path, path_to_uri
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PIN = "2025-11-25"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def private_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gateway also registers in the default data dir: keep that inside the test."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
+def workspace(tmp_path: Path) -> tuple[Path, Path, Path]:
+    storage = tmp_path / "s"
+    folder = tmp_path / "ws"
+    (folder / "src").mkdir(parents=True)
+    return storage, folder, tmp_path / "record.jsonl"
+
+
+def tools_server(record: Path, *extra: str) -> dict[str, Any]:
+    return python_server("tools_server", "--pin", PIN, "--record", str(record), *extra)
+
+
+def text(result: types.CallToolResult) -> str:
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+# The agent uses the handshake era's roots, subscriptions and logging, which the SDK marks deprecated for 2026-07-28.
+@pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
+async def test_an_agent_lists_and_calls_tools_reads_resources_and_never_changes_the_server_roots(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    servers = configs({"tools": tools_server(record)})
+    async with gateway_hub(storage, folder, servers, [folder_candidate(folder)]) as harness:
+        harness.allow("tools", folder)
+        consented = [{"uri": path_to_uri(canonical_path(folder)), "name": folder.name}]
+        await record_line(record, lambda e: e.get("roots") == consented)
+
+        async def agent_roots(context: ClientRequestContext) -> types.ListRootsResult:
+            return types.ListRootsResult(roots=[types.Root(uri="file:///", name="everything")])  # pyright: ignore[reportArgumentType]
+
+        async with harness.agent("tools", list_roots_callback=agent_roots) as agent:
+            assert agent.server_info is not None and agent.server_info.name == "tools-server"
+            tools = await agent.list_tools()
+            assert {tool.name for tool in tools.tools} >= {"echo", "slow", "sample"}
+            assert text(await agent.call_tool("echo", {"text": "hello"})) == "hello"
+            listing = await agent.list_resources()
+            assert [r.uri for r in listing.resources] == ["tools://res/0", "tools://res/1", "tools://res/2"]
+            read = await agent.read_resource("tools://res/1")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            assert read.contents[0].text == "contents of tools://res/1"
+            templates = await agent.list_resource_templates()
+            assert templates.resource_templates[0].uri_template == "tools://item/{name}"
+            completion = await agent.complete(
+                types.ResourceTemplateReference(type="ref/resource", uri="tools://item/{name}"),
+                {"name": "name", "value": "al"},
+            )
+            assert completion.completion.values == ["alpha", "alpine"]
+            prompt = await agent.get_prompt("greet", {"name": "Ada"})
+            assert isinstance(prompt.messages[0].content, types.TextContent)
+            assert prompt.messages[0].content.text == "Hello, Ada"
+            before = records(record)
+            await agent.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+            # The tool answers with the roots the server has; it is answered after the notification was handled.
+            assert json.loads(text(await agent.call_tool("roots", {}))) == consented
+            assert records(record) == before
+        assert all(root["uri"] != "file:///" for entry in before for root in entry.get("roots", []))
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"]
+    assert entries[0].agent is not None and entries[0].agent.parent_pid == os.getpid()
+    assert entries[1].client_name == "mcp" and entries[1].protocol_version == PIN
+    assert entries[2].requests is not None and entries[2].requests["tools/call"] == 2
+
+
+async def test_progress_reaches_the_agent_and_its_cancellation_reaches_the_server(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
+        harness.agent("tools") as agent,
+    ):
+        progress: list[tuple[float, str | None]] = []
+        three = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, message))
+            if len(progress) == 3:
+                three.set()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: agent.call_tool("slow", {"steps": 3}, progress_callback=on_progress))
+            with anyio.fail_after(WAIT):
+                await three.wait()
+            slow = await record_line(record, lambda e: "slow" in e)
+            tasks.cancel_scope.cancel()
+        cancelled = await record_line(record, lambda e: "cancelled" in e)
+        assert cancelled["cancelled"] == slow["slow"]
+        assert progress == [(1, "step 1"), (2, "step 2"), (3, "step 3")]
+        assert text(await agent.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+async def test_two_agents_at_once_a_slow_call_in_one_does_not_block_the_other(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
+        harness.agent("tools") as first,
+        harness.agent("tools") as second,
+    ):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: first.call_tool("slow", {"steps": 1}))
+            await record_line(record, lambda e: "slow" in e)
+            with anyio.fail_after(WAIT):
+                assert text(await second.call_tool("echo", {"text": "not blocked"})) == "not blocked"
+                assert len((await second.list_resources()).resources) == 3
+            tasks.cancel_scope.cancel()
+        assert len(harness.gateway.sessions) == 2
+
+
+async def test_sampling_goes_to_the_agent_whose_call_caused_it_and_is_refused_otherwise(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+
+    async def sample(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        prompt = params.messages[0].content
+        assert isinstance(prompt, types.TextContent)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=f"A sampled {prompt.text}"), model="test"
+        )
+
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
+        harness.agent("tools", sampling_callback=sample) as able,
+        harness.agent("tools") as unable,
+    ):
+        assert text(await able.call_tool("sample", {"prompt": "this"})) == "A sampled this"
+        refused = await unable.call_tool("sample", {"prompt": "that"})
+        assert refused.is_error
+        assert "did not declare sampling" in text(refused)
+
+
+# The agent uses the handshake era's roots, subscriptions and logging, which the SDK marks deprecated for 2026-07-28.
+@pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
+async def test_subscriptions_and_log_messages_reach_the_agents_that_asked(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    received: list[types.ServerNotification] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        nonlocal arrived
+        if isinstance(message, types.ServerNotification):
+            received.append(message)
+            arrived.set()
+            arrived = anyio.Event()
+
+    async def wait_for(method: str) -> types.ServerNotification:
+        with anyio.fail_after(WAIT):
+            while not any(m.method == method for m in received):
+                await arrived.wait()
+        return next(m for m in received if m.method == method)
+
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
+        harness.agent("tools", message_handler=on_message) as agent,
+    ):
+        await agent.session.subscribe_resource("tools://res/1")  # pyright: ignore[reportDeprecated]
+        assert {"subscribe": "tools://res/1"} in records(record)
+        await agent.call_tool("touch", {"uri": "tools://res/1"})
+        updated = await wait_for("notifications/resources/updated")
+        assert isinstance(updated, types.ResourceUpdatedNotification)
+        assert updated.params.uri == "tools://res/1"
+        await wait_for("notifications/resources/list_changed")
+        await agent.session.set_logging_level("warning")  # pyright: ignore[reportDeprecated]
+        assert {"setLevel": "warning"} in records(record)
+        await agent.call_tool("log", {"level": "info", "text": "quiet"})
+        await agent.call_tool("log", {"level": "error", "text": "loud"})
+        logged = await wait_for("notifications/message")
+        assert isinstance(logged, types.LoggingMessageNotification) and logged.params.data == "loud"
+        await agent.session.unsubscribe_resource("tools://res/1")  # pyright: ignore[reportDeprecated]
+        assert {"unsubscribe": "tools://res/1"} in records(record)
+
+
+async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_reaches_the_server(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    servers = configs({"tools": python_server("tools_server", "--record", str(record))})
+    async with gateway_hub(storage, folder, servers, []) as harness:
+        await harness.gateway.running("tools")
+        assert harness.hub.connection("tools").protocol_version == "2026-07-28"
+        async with harness.agent("tools", mode="auto") as agent:
+            assert agent.protocol_version == PIN
+            assert text(await agent.call_tool("echo", {"text": "across eras"})) == "across eras"
+            assert len((await agent.list_resources()).resources) == 3
+
+
+async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        socket_path = Path(harness.gateway.socket_path or "")
+        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+        command = harness.attach_command("nope")
+        finished = await anyio.run_process([command.command, *command.args], input=b"", check=False, env=command.env)
+        assert finished.returncode == 3
+        assert finished.stdout == b""
+        message = finished.stderr.decode().strip()
+        assert message.startswith("host-bridge attach: MCP Host Bridge: unknown MCP server 'nope'")
+        assert "\n" not in message
+    refused = [e for e in read_gateway_audit(str(storage)) if e.event == "refused"]
+    assert refused and refused[0].server == "nope"
+
+
+def test_with_no_sidecar_attach_exits_with_one_sentence_naming_what_to_start(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "host_bridge",
+            "attach",
+            "fs",
+            "--storage-dir",
+            str(tmp_path / "s"),
+            "--workspace",
+            str(tmp_path),
+        ],
+        input=b"",
+        capture_output=True,
+        check=False,
+        timeout=WAIT,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+    )
+    assert finished.returncode == 2
+    assert finished.stdout == b""
+    lines = finished.stderr.decode().strip().splitlines()
+    assert len(lines) == 1
+    assert "no MCP Host Bridge sidecar is running for" in lines[0]
+    assert "open this folder in VS Code with the MCP Host Bridge extension" in lines[0]
+
+
+async def test_an_agent_waits_for_its_server_to_start_and_errors_name_host_bridge(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
+        harness.agent("tools") as agent,
+    ):
+        harness.hub.connection("tools").stop()
+        with pytest.raises(MCPError) as raised:
+            await agent.call_tool("echo", {"text": "x"})
+        assert raised.value.error.message.startswith("MCP Host Bridge: MCP server 'tools' is")
+
+
+async def test_a_server_entry_that_attaches_back_to_host_bridge_is_skipped_with_a_problem(tmp_path: Path) -> None:
+    from host_bridge.hub.config import load_servers
+
+    loaded = load_servers(
+        {
+            "loop": {"command": "host-bridge", "args": ["attach", "fs"]},
+            "module-loop": {"command": sys.executable, "args": ["-m", "host_bridge", "attach", "fs"]},
+            "fine": {"command": "host-bridge-helper", "args": ["attach"]},
+        },
+        [],
+    )
+    assert [s.id for s in loaded.servers] == ["fine"]
+    assert {p.server_id for p in loaded.problems} == {"loop", "module-loop"}
+    assert all("host_bridge's own `attach`" in p.message for p in loaded.problems)

@@ -1,0 +1,146 @@
+"""The gateway's pure parts: loop detection, the sidecar registry, params going upstream, the SDK seams it uses."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.server import Server, ServerRequestContext
+
+from host_bridge.gateway import registry
+from host_bridge.gateway.upstream import outgoing_params, raw_request
+from host_bridge.hub.loops import attach_loop
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("host-bridge", ["attach", "fs"]),
+        ("/home/me/.venv/bin/host-bridge", ["-v", "attach", "fs", "--workspace", "."]),
+        ("python3", ["-m", "host_bridge", "attach", "fs"]),
+        ("/usr/bin/python3.11", ["-m", "host_bridge.cli", "attach", "fs"]),
+        ("uvx", ["host-bridge", "attach", "fs"]),
+        ("C:\\tools\\host-bridge.exe", ["attach", "fs"]),
+    ],
+)
+def test_an_entry_that_runs_host_bridge_attach_is_a_loop(command: str, args: list[str]) -> None:
+    reason = attach_loop(command, args)
+    assert reason is not None and "host_bridge's own `attach`" in reason
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("host-bridge", ["serve"]),
+        ("npx", ["-y", "@modelcontextprotocol/server-filesystem", "attach"]),
+        ("python3", ["-m", "host_bridge_helper", "attach"]),
+        ("host-bridge-attach", []),
+    ],
+)
+def test_other_entries_are_not_loops(command: str, args: list[str]) -> None:
+    assert attach_loop(command, args) is None
+
+
+def write(directory: Path, entry: registry.SidecarEntry) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (directory / f"{entry.pid}.json").write_text(entry.model_dump_json(by_alias=True))
+    os.chmod(directory / f"{entry.pid}.json", 0o600)
+
+
+def entry(tmp_path: Path, pid: int, folders: list[Path], started: float = 1.0) -> registry.SidecarEntry:
+    socket = tmp_path / f"{pid}.sock"
+    socket.touch()
+    return registry.SidecarEntry(
+        pid=pid, socket=str(socket), storage_dir=str(tmp_path), folders=tuple(str(f) for f in folders), started=started
+    )
+
+
+def test_attach_finds_the_sidecar_whose_folder_is_the_workspace_before_one_whose_folder_contains_it(
+    tmp_path: Path,
+) -> None:
+    repo, app = tmp_path / "repo", tmp_path / "repo" / "app"
+    app.mkdir(parents=True)
+    storage = tmp_path / "s"
+    me = os.getpid()
+    parent = os.getppid()
+    write(registry.gateway_dir(storage), entry(tmp_path, me, [repo], started=5.0))
+    write(registry.gateway_dir(storage), entry(tmp_path, parent, [app], started=1.0))
+    assert registry.find_sidecar(str(app), str(storage)).pid == parent
+    assert registry.find_sidecar(str(app / "deeper"), str(storage)).pid == parent
+    assert registry.find_sidecar(str(repo), str(storage)).pid == me
+
+
+def test_an_entry_of_a_dead_sidecar_is_removed_and_no_sidecar_is_a_sentence_naming_what_to_start(
+    tmp_path: Path,
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    storage = tmp_path / "s"
+    write(registry.gateway_dir(storage), entry(tmp_path, pid, [tmp_path]))
+    with pytest.raises(registry.NoSidecarError) as raised:
+        registry.find_sidecar(str(tmp_path), str(storage))
+    assert not (registry.gateway_dir(storage) / f"{pid}.json").exists()
+    message = str(raised.value)
+    assert message.startswith(f"no MCP Host Bridge sidecar is running for {os.path.realpath(tmp_path)}")
+    assert "open this folder in VS Code with the MCP Host Bridge extension" in message
+
+
+def test_a_socket_path_too_long_for_sockaddr_un_moves_to_a_private_runtime_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    storage = tmp_path / ("very-long-storage-folder-name-" * 4)
+    path = registry.socket_path(storage, 4242)
+    assert len(os.fsencode(path)) <= registry.MAX_SOCKET_PATH
+    assert path.parent.name == f"host-bridge-{os.getuid()}"
+    registry.private_dir(path.parent)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert registry.socket_path(tmp_path / "s", 4242) == tmp_path / "s" / "gateway" / "4242.sock"
+
+
+def test_a_gateway_folder_others_can_read_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "gateway"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    with pytest.raises(Exception, match="chmod 700"):
+        registry.private_dir(folder)
+
+
+def test_params_go_upstream_without_the_agents_progress_token_or_envelope() -> None:
+    params = {
+        "name": "echo",
+        "_meta": {
+            "progressToken": 7,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "traceparent": "00-abc",
+        },
+    }
+    out, token = outgoing_params(params)
+    assert token == 7
+    assert out == {"name": "echo", "_meta": {"traceparent": "00-abc"}}
+    assert params["_meta"]["progressToken"] == 7
+    assert outgoing_params({"_meta": {"progressToken": "t"}}) == ({}, "t")
+    assert outgoing_params(None) == ({}, None)
+
+
+@pytest.mark.anyio
+async def test_raw_requests_reach_the_server_through_the_sdk_session_and_come_back_as_sent() -> None:
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
+        return {"tools": [{"name": "t", "inputSchema": {"type": "object"}, "extra": 1}]}
+
+    server: Server[Any] = Server("pinned", on_list_tools=list_tools)
+    async with Client(server, mode="legacy") as client:
+        result = await raw_request(client, "tools/list", {}, {"timeout": 5})
+    assert result["tools"][0]["name"] == "t"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
