@@ -211,10 +211,10 @@ class ServerConnection:
         )
 
     def _reach(self) -> tuple[Reach, ...]:
-        """How the shared folders reach it: roots it asked for, its command line, its sandbox."""
+        """How the shared folders reach it: roots it asked for (and was given some), its command line, its sandbox."""
         reach: list[Reach] = []
-        if self.roots_asked_at is not None:
-            reach.append("roots")
+        if self.roots_asked_at is not None and self._answered:
+            reach.append("roots")  # it asked, in this start, and was answered folders
         if self.config.uses_shared_folders:
             reach.append("launch")
         if self.launch is not None and self.launch.policy is not None and self.launch.policy.enforced:
@@ -446,10 +446,13 @@ class ServerConnection:
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())
+        reach_before = self._reach()
         self.roots_asked_at = datetime.now(UTC)
         self._fetched_since_notify = True
         self._answered = roots
         self._events.roots_answered(self, roots)
+        if self._reach() != reach_before:
+            self._events.state_changed(self)  # the editor's status says how folders reach it; only on a change
         return types.ListRootsResult(roots=[types.Root(uri=r.uri, name=r.name) for r in roots])  # pyright: ignore[reportArgumentType]
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
