@@ -57,6 +57,7 @@ def test_a_vscode_mcp_json_server_is_loaded_with_variables_substituted(tmp_path:
         "id": "remote", "label": "remote", "source": remote.source, "transport": "http",
         "url": "https://mcp.example.com/acme", "identity": remote.identity.key, "workspaceDefined": True,
         "env": [], "envReferences": ["MY_TOKEN", "TENANT"], "headerNames": ["Authorization"],
+        "passesSharedFolders": False,
     }
     assert "t0k" not in json.dumps(remote.ref().to_wire()) + json.dumps(fs.ref().to_wire())
 
