@@ -132,6 +132,7 @@ class ServerConnection:
         events: ConnectionEvents,
         settings: ConnectionSettings | None = None,
         allowed_read: Callable[[], Sequence[str]] = tuple,
+        workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
@@ -152,6 +153,7 @@ class ServerConnection:
         """How many times a process was started or a connection opened."""
         self._roots = roots
         self._allowed_read = allowed_read
+        self._workspace_folders = workspace_folders
         self._events = events
         self.launch: Launch | None = None
         """How the stdio server was last started (its folders and sandbox)."""
@@ -229,7 +231,11 @@ class ServerConnection:
         if policy is None:
             return SandboxState(setting=setting, enforced=False, summary="not started yet")
         return SandboxState(
-            setting=setting, enforced=policy.enforced, mechanism=policy.mechanism, summary=policy.summary
+            setting=setting,
+            enforced=policy.enforced,
+            mechanism=policy.mechanism,
+            summary=policy.summary,
+            warnings=policy.warnings,
         )
 
     def stop(self) -> None:
@@ -403,7 +409,11 @@ class ServerConnection:
             _root_paths(self._roots()),
             sandbox_default=settings.sandbox,
             allowed_read=self._allowed_read(),
+            workspace_folders=self._workspace_folders(),
         )
+        if launch.policy is not None:
+            for warning in launch.policy.warnings:
+                logger.warning("[%s] sandbox: %s", self.id, warning)
         self._refused = set()
         self._events.launched(self, launch)
         read_fd, write_fd = os.pipe()

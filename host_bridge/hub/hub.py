@@ -32,6 +32,7 @@ from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
+from host_bridge.uris import UriError, parse_file_uri
 
 logger = logging.getLogger(__name__)
 
@@ -322,7 +323,17 @@ class Hub:
             events=self,
             settings=self._connection_settings,
             allowed_read=lambda: self.policy.read_only_paths(config.identity),
+            workspace_folders=self._candidate_paths,
         )
+
+    def _candidate_paths(self) -> list[str]:
+        paths: list[str] = []
+        for candidate in self.registry.candidates:
+            try:
+                paths.append(parse_file_uri(candidate.uri))
+            except UriError:
+                continue
+        return paths
 
     def _consent_changed(self, identities: frozenset[str]) -> None:
         """A sandbox also holds the paths a user allowed read-only after a refusal: when those change, restart.

@@ -87,9 +87,11 @@ def plan_launch(
     sandbox_default: SandboxSetting,
     home: str | None = None,
     allowed_read: Sequence[str] = (),
+    workspace_folders: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
 ) -> Launch:
-    """The start of the stdio server ``config`` with ``folders`` shared with it now."""
+    """The start of the stdio server ``config`` with ``folders`` shared with it now; ``workspace_folders`` (the
+    candidate folders) are only used to warn when its runtime grants would expose one of them."""
     assert config.command is not None
     shared = tuple(sorted(folders))
     base_env = {**(os.environ if environ is None else environ), **config.env}
@@ -107,6 +109,7 @@ def plan_launch(
         private_tmp=private_tmp,
         enforce=setting == "enforce",
         allowed_read=allowed_read,
+        workspace_folders=[f for f in workspace_folders if f not in shared],
     )
     sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
     return Launch(

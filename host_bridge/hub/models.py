@@ -120,6 +120,9 @@ class SandboxState(WireModel):
     """``landlock``, ``sandbox-exec`` or ``none``."""
     summary: str
     """One sentence: what it may reach, or why it is not enforced."""
+    warnings: tuple[str, ...] = ()
+    """What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is
+    not shared with it (so that folder is readable), or a shared folder holds the whole home folder."""
 
 
 class ServerStatus(ServerRef):

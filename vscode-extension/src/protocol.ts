@@ -231,6 +231,8 @@ export interface SandboxState {
   mechanism?: string;
   /** One sentence: what it may reach, or why it is not enforced. */
   summary: string;
+  /** What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is not shared with it (so that folder is readable), or a shared folder holds the whole home folder. */
+  warnings: string[];
 }
 
 /** `hostBridge/resourcesChanged` params. */

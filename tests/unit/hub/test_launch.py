@@ -74,3 +74,18 @@ def test_each_start_gets_the_folders_shared_now_in_a_stable_order_and_depends_on
     assert launch.folders == ("/work/alpha", "/work/beta")
     assert launch.policy is not None and not launch.policy.enforced
     assert depends_on_folders(config, launch)
+
+
+def test_a_runtime_inside_a_workspace_folder_that_is_not_shared_is_named_in_a_warning(tmp_path: Path) -> None:
+    project = tmp_path / "billing"
+    (project / "tools").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "billing"\n')
+    script = project / "tools" / "server.py"
+    script.write_text("")
+    config = load_servers({"s": {"type": "stdio", "command": "python3", "args": [str(script)]}}, []).servers[0]
+    launch = plan_launch(
+        config, [], sandbox_default="enforce", home=str(tmp_path / "home"), workspace_folders=[str(project)]
+    )
+    launch.clean_up()
+    assert launch.policy is not None
+    assert any(str(project) in warning and "not shared" in warning for warning in launch.policy.warnings)
