@@ -70,7 +70,8 @@ export class Consent {
         }
       }
       const what = `${params.trustRequired ? "trust and " : ""}${params.roots.length} folder(s)`;
-      this.ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”`);
+      const why = params.reason === undefined ? "" : ` (${params.reason})`;
+      this.ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”${why}`);
       try {
         return await askConsent(params, token);
       } catch (error) {
@@ -124,7 +125,7 @@ async function askConsent(params: protocol.AskConsentParams, token: Cancellation
   const choice = await untilCancelled(
     token,
     vscode.window.showInformationMessage(
-      folderQuestion(server, roots),
+      folderQuestion(server, roots, params.reason),
       { modal: true, detail: folderDetail(server, roots, params.visibleThrough ?? [], display, folderNames(roots)) },
       ...folderChoices(),
     ),

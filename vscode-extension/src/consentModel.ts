@@ -6,7 +6,16 @@
 // Shared Folders), and every button's meaning is written in the dialog.
 import type * as protocol from "./protocol";
 import { rootName, serverLabel, stateLabel } from "./statusModel";
-import { INVISIBLE_CHARS, escapeCodePoint, fileUriPath, foldersShared, noIcons, product, visible } from "./text";
+import {
+  INVISIBLE_CHARS,
+  escapeCodePoint,
+  fileUriPath,
+  foldersShared,
+  noIcons,
+  oneLine,
+  product,
+  visible,
+} from "./text";
 
 /** A folder decision the user can give in a prompt (`forget` is never offered there). */
 export type FolderDecision = protocol.RootDecision["decision"];
@@ -135,8 +144,10 @@ function envText(variable: protocol.EnvVar): string {
 /**
  * Exactly what runs (or is contacted), one fact per line: where it is defined, the resolved executable (or that
  * none was found on the server's PATH), the command as written, the working directory, the environment it sets
- * (names; values only of variables that decide which code runs), its envFile and what that sets, the user's own
- * environment variables it reads, the URL and the names of the headers sent. Invisible characters are escaped.
+ * (names; values only of variables that decide which code runs), its envFile and what that sets, that the folders
+ * you share are passed on its command line (`${hostBridge:sharedFolders}`), that its config turns the sandbox off,
+ * the user's own environment variables it reads, the URL and the names of the headers sent. Invisible characters
+ * are escaped.
  */
 export function launchLines(server: protocol.ServerRef, display: PathDisplay): string[] {
   const lines = [`Defined in: ${sourceText(server.source, display)}`];
@@ -169,6 +180,12 @@ export function launchLines(server: protocol.ServerRef, display: PathDisplay): s
     }
     if (server.env.some((variable) => variable.value === undefined)) {
       lines.push("(Values are shown only for variables that decide which code runs, such as PATH.)");
+    }
+    if (server.passesSharedFolders) {
+      lines.push("Folders you share are passed on its command line (it restarts when they change)");
+    }
+    if (server.sandboxSetting === "off") {
+      lines.push("Sandbox: off in its config (it can read and write whatever you can)");
     }
   }
   if (server.envReferences.length > 0) {
@@ -271,13 +288,22 @@ export function denyAll(asked: readonly Pick<protocol.Candidate, "uri">[]): prot
   return folderAnswers(asked, [], "allow");
 }
 
-/** The message of the folder modal. */
-export function folderQuestion(server: protocol.ServerRef, roots: readonly protocol.Candidate[]): string {
+/**
+ * The message of the folder modal; a `reason` (why the question comes now, e.g. the sandbox refused the server a
+ * path in one of these folders) comes first.
+ */
+export function folderQuestion(
+  server: protocol.ServerRef,
+  roots: readonly protocol.Candidate[],
+  reason?: string,
+): string {
+  const why = reason === undefined || oneLine(reason) === "" ? "" : `${visible(oneLine(reason))} `;
   const first = roots[0];
-  if (roots.length === 1 && first !== undefined) {
-    return product(`share the folder “${visible(first.name)}” with the MCP server ${serverName(server)}?`);
-  }
-  return product(`share folders with the MCP server ${serverName(server)}? ${roots.length} folders can be shared.`);
+  const question =
+    roots.length === 1 && first !== undefined
+      ? `share the folder “${visible(first.name)}” with the MCP server ${serverName(server)}?`
+      : `share folders with the MCP server ${serverName(server)}? ${roots.length} folders can be shared.`;
+  return product(why === "" ? question : `${why}${question.charAt(0).toUpperCase()}${question.slice(1)}`);
 }
 
 /** How many folders a modal lists before "… and N more". */

@@ -1,13 +1,19 @@
 // Which settings reach the sidecar and how: without the vscode API, so the rules are unit-tested.
 // `hostBridge.servers` and `hostBridge.readWorkspaceConfig` are sent live (`workspace/didChangeConfiguration`);
-// the sidecar re-loads its servers without a restart. `hostBridge.python` picks the process itself: it restarts.
+// the sidecar re-loads its servers without a restart. `hostBridge.python` picks the process itself and
+// `hostBridge.sandbox` is read once in `initialize`: a change of either restarts it.
 import type { InitializationOptions } from "./protocol";
 
 /** Settings whose change needs a new sidecar process. */
-export const RESTART_SETTINGS = ["hostBridge.python"] as const;
+export const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.sandbox"] as const;
 
 /** Settings the running sidecar takes live. */
 export const LIVE_SETTINGS = ["hostBridge.servers", "hostBridge.readWorkspaceConfig"] as const;
+
+/** The settings among {@link RESTART_SETTINGS} that a change `affects`, to name them in the log. */
+export function restartSettingsChanged(affects: (setting: string) => boolean): string[] {
+  return RESTART_SETTINGS.filter(affects);
+}
 
 /** What a configuration change asks of the sidecar. */
 export type SettingsChange = "restart" | "reload" | "none";
@@ -38,9 +44,33 @@ export function sidecarSettings(servers: unknown, readWorkspaceConfig: boolean, 
   };
 }
 
+/** The default OS sandbox of stdio servers whose entry does not say (`initializationOptions.sandbox`). */
+export type SandboxSetting = NonNullable<InitializationOptions["sandbox"]>;
+
+/** Where a setting's value may come from, as `WorkspaceConfiguration.inspect` reports it. */
+export interface SettingValues {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * `hostBridge.sandbox` as the sidecar must see it: the user's own value, and `off` only when the user wrote
+ * exactly `off`. A value from the workspace (`.vscode/settings.json`, a `.code-workspace` file) is never read,
+ * whatever VS Code does with the setting's scope: a folder you open must not be able to turn the sandbox off for
+ * the servers you run. Anything else, or nothing, is `enforce`.
+ */
+export function sandboxSetting(values: SettingValues | undefined): SandboxSetting {
+  return values?.globalValue === "off" ? "off" : "enforce";
+}
+
 /** `initializationOptions` for a sidecar keeping its data in `storageDir`. */
-export function initializationOptionsFor(storageDir: string, settings: SidecarSettings): InitializationOptions {
-  return { storageDir, servers: settings.servers, readWorkspaceConfig: settings.readWorkspaceConfig };
+export function initializationOptionsFor(
+  storageDir: string,
+  settings: SidecarSettings,
+  sandbox: SandboxSetting = "enforce",
+): InitializationOptions {
+  return { storageDir, servers: settings.servers, readWorkspaceConfig: settings.readWorkspaceConfig, sandbox };
 }
 
 /** The params of `workspace/didChangeConfiguration` the sidecar reads (`settings.hostBridge`). */

@@ -24,6 +24,8 @@ import {
   type SidecarSettings,
   configurationParams,
   initializationOptionsFor,
+  restartSettingsChanged,
+  sandboxSetting,
   settingsChange,
   sidecarSettings,
 } from "./settingsModel";
@@ -55,9 +57,13 @@ function currentSettings(): SidecarSettings {
   );
 }
 
-/** The options the sidecar gets in `initialize`; workspace-defined servers only in a trusted workspace. */
+/**
+ * The options the sidecar gets in `initialize`; workspace-defined servers only in a trusted workspace, and the
+ * sandbox default from the user's settings only (never from the workspace's).
+ */
 export function initializationOptions(ctx: Ctx): InitializationOptions {
-  return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings());
+  const sandbox = sandboxSetting(vscode.workspace.getConfiguration("hostBridge").inspect<unknown>("sandbox"));
+  return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings(), sandbox);
 }
 
 export class Sidecar implements vscode.Disposable {
@@ -74,9 +80,10 @@ export class Sidecar implements vscode.Disposable {
   constructor(private readonly ctx: Ctx) {
     ctx.pushExtCleanup(
       vscode.workspace.onDidChangeConfiguration((event) => {
-        switch (settingsChange((setting) => event.affectsConfiguration(setting))) {
+        const affects = (setting: string): boolean => event.affectsConfiguration(setting);
+        switch (settingsChange(affects)) {
           case "restart":
-            ctx.log.info("hostBridge.python changed; restarting the sidecar");
+            ctx.log.info(`${restartSettingsChanged(affects).join(" and ")} changed; restarting the sidecar`);
             void this.restart();
             return;
           case "reload":

@@ -7,6 +7,7 @@ import * as protocol from "./protocol";
 import type { Sidecar } from "./sidecar";
 import {
   type ServerActionId,
+  sandboxMessage,
   serverActions,
   serverPickTexts,
   sidecarPickTexts,
@@ -111,6 +112,11 @@ export class StatusView {
 
   private async runServerAction(action: ServerActionId, server: protocol.ServerStatus): Promise<void> {
     switch (action) {
+      case "sandbox": {
+        const { message, detail } = sandboxMessage(server);
+        await vscode.window.showInformationMessage(message, { modal: true, detail });
+        return;
+      }
       case "restartServer":
         try {
           await this.ctx.request(protocol.restartServer, { server: server.id });
@@ -121,6 +127,7 @@ export class StatusView {
       case "showLog":
         this.ctx.log.show();
         return;
+      case "folders":
       case "manageFolders":
         await vscode.commands.executeCommand("hostBridge.manageSharedFolders" satisfies CommandId, server.id);
         return;

@@ -2,7 +2,7 @@
 // state and the servers' statuses. No `vscode` here: status.ts turns these views into UI objects.
 import type { SidecarState } from "./ctx";
 import type { ServerState, ServerStatus, SharedRoot } from "./protocol";
-import { PRODUCT, escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine, visible } from "./text";
+import { PRODUCT, escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine, product, visible } from "./text";
 
 /** The status bar item's content; `tooltip` is Markdown. */
 export interface StatusBarView {
@@ -19,8 +19,11 @@ export interface PickTexts {
   detail?: string;
 }
 
-/** What a server's action entry does when picked. */
-export type ServerActionId = "restartServer" | "showLog" | "manageFolders" | "restartSidecar";
+/**
+ * What a server's action entry does when picked: `folders` (what its folders are to it; opens Manage Shared
+ * Folders) and `sandbox` (its sandbox; shows the whole sentence) describe the server first.
+ */
+export type ServerActionId = "folders" | "sandbox" | "restartServer" | "showLog" | "manageFolders" | "restartSidecar";
 
 /** One entry of a server's action picker. */
 export interface ServerAction extends PickTexts {
@@ -70,6 +73,74 @@ export function sharedFolderCount(servers: readonly ServerStatus[]): number {
   return new Set(servers.flatMap((server) => server.sharedRoots.map((root) => root.uri))).size;
 }
 
+/** `10:42:07` for a time today, `2026-05-01 10:42` for another day (local time); the text itself if no time. */
+export function timeText(iso: string, now: Date = new Date()): string {
+  const time = new Date(iso);
+  if (Number.isNaN(time.getTime())) {
+    return visible(iso);
+  }
+  const two = (n: number): string => String(n).padStart(2, "0");
+  const day = (d: Date): string => `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  const clock = `${two(time.getHours())}:${two(time.getMinutes())}`;
+  return day(time) === day(now) ? `${clock}:${two(time.getSeconds())}` : `${day(time)} ${clock}`;
+}
+
+/**
+ * What the folders shared with a server are to it now, never claiming it got folders it did not: `shares` only
+ * when they reached it (it asked for its roots, or they are on its command line), else `offered`; then whether
+ * and when it last asked for them, and the other ways they reach it. E.g. `offered webapp — has not asked for its
+ * folders`, `shares webapp — asked for its folders at 10:42:07; its sandbox confines it to them`.
+ */
+export function foldersText(
+  server: Pick<ServerStatus, "sharedRoots" | "rootsAskedAt" | "reach">,
+  now: Date = new Date(),
+): string {
+  if (server.sharedRoots.length === 0) {
+    return foldersShared(0);
+  }
+  const names = server.sharedRoots.map((root) => visible(rootName(root))).join(", ");
+  const received = server.reach.includes("roots") || server.reach.includes("launch");
+  const facts = [
+    server.rootsAskedAt === undefined
+      ? "has not asked for its folders"
+      : `asked for its folders at ${timeText(server.rootsAskedAt, now)}`,
+  ];
+  if (server.reach.includes("launch")) {
+    facts.push("they are on its command line");
+  }
+  if (server.reach.includes("sandbox")) {
+    facts.push("its sandbox confines it to them");
+  }
+  return `${received ? "shares" : "offered"} ${names} — ${facts.join("; ")}`;
+}
+
+/**
+ * A stdio server's OS sandbox in one sentence: `Sandbox: ` and the sidecar's summary when it is enforced, else
+ * `not sandboxed` (with the summary's reason when it was started); undefined for a server without one (http).
+ */
+export function sandboxText(server: Pick<ServerStatus, "sandbox">): string | undefined {
+  const sandbox = server.sandbox;
+  if (sandbox === undefined) {
+    return undefined;
+  }
+  if (sandbox.enforced) {
+    return `Sandbox: ${visible(oneLine(sandbox.summary))}`;
+  }
+  // No mechanism: not launched yet, so there is no reason to give beyond its setting.
+  if (sandbox.mechanism === undefined) {
+    return sandbox.setting === "off" ? "not sandboxed (off)" : "not sandboxed yet: it has not started";
+  }
+  return `not sandboxed: ${visible(oneLine(sandbox.summary))}`;
+}
+
+/** `sandboxed` or `not sandboxed` for a stdio server; undefined without a sandbox state (http). */
+export function sandboxWord(server: Pick<ServerStatus, "sandbox">): string | undefined {
+  if (server.sandbox === undefined) {
+    return undefined;
+  }
+  return server.sandbox.enforced ? "sandboxed" : "not sandboxed";
+}
+
 /** The status bar item for a sidecar state and the servers' latest statuses. */
 export function statusBarView(sidecar: SidecarState, servers: readonly ServerStatus[], pid?: number): StatusBarView {
   const tooltip = statusTooltip(sidecar, servers, pid);
@@ -93,7 +164,12 @@ export function statusBarView(sidecar: SidecarState, servers: readonly ServerSta
 }
 
 /** The status bar tooltip (Markdown): the sidecar's state, then each server with its state and shared folders. */
-export function statusTooltip(sidecar: SidecarState, servers: readonly ServerStatus[], pid?: number): string {
+export function statusTooltip(
+  sidecar: SidecarState,
+  servers: readonly ServerStatus[],
+  pid?: number,
+  now: Date = new Date(),
+): string {
   const lines = [`**${PRODUCT}** — ${sidecarSentence(sidecar, pid)}`, ""];
   if (servers.length === 0) {
     lines.push(
@@ -105,13 +181,17 @@ export function statusTooltip(sidecar: SidecarState, servers: readonly ServerSta
   for (const server of servers) {
     let line = `- **${escapeMarkdown(visible(serverLabel(server)))}** — ${stateLabel(server.state)}`;
     if (server.sharedRoots.length > 0) {
-      line += `; shares ${server.sharedRoots.map((root) => escapeMarkdown(visible(rootName(root)))).join(", ")}`;
+      line += `; ${escapeMarkdown(foldersText(server, now))}`;
       const through = visibleThroughText(server);
       if (through !== "") {
         line += `; ${escapeMarkdown(through)}`;
       }
     } else if (server.state === "running") {
       line += "; no folders shared";
+    }
+    const sandbox = sandboxText(server);
+    if (sandbox !== undefined) {
+      line += `  \n  ${escapeMarkdown(sandbox)}`;
     }
     if (server.lastError !== undefined && server.state !== "running") {
       line += `  \n  ${escapeMarkdown(oneLine(server.lastError))}`;
@@ -166,17 +246,19 @@ export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string 
   return server.label === "" ? server.id : server.label;
 }
 
-/** A server's entry in the status picker (server-controlled text cannot render icons). */
-export function serverPickTexts(server: ServerStatus): PickTexts {
-  const description =
-    server.protocolVersion === undefined
-      ? stateLabel(server.state)
-      : `${stateLabel(server.state)} · ${server.protocolVersion}`;
+/**
+ * A server's entry in the status picker (server-controlled text cannot render icons): its state, protocol revision
+ * and whether it is sandboxed; then its folders as {@link foldersText} says them, and its last error.
+ */
+export function serverPickTexts(server: ServerStatus, now: Date = new Date()): PickTexts {
+  const sandboxed = sandboxWord(server);
+  const description = [
+    stateLabel(server.state),
+    ...(server.protocolVersion === undefined ? [] : [server.protocolVersion]),
+    ...(sandboxed === undefined ? [] : [sandboxed]),
+  ].join(" · ");
   const through = visibleThroughText(server);
-  const folders =
-    server.sharedRoots.length === 0
-      ? foldersShared(0)
-      : `shares ${server.sharedRoots.map((root) => visible(rootName(root))).join(", ")}${through === "" ? "" : ` · ${through}`}`;
+  const folders = `${foldersText(server, now)}${through === "" ? "" : ` · ${through}`}`;
   const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
   return {
     label: noIcons(visible(serverLabel(server))),
@@ -203,9 +285,28 @@ export function waitsForServer(
   );
 }
 
-/** The actions offered for one server, most specific first. */
-export function serverActions(server: ServerStatus, sidecar: SidecarState): ServerAction[] {
-  const actions: ServerAction[] = [];
+/**
+ * The entries of one server's picker: what its folders are to it and its sandbox (stdio), then the actions, most
+ * specific first.
+ */
+export function serverActions(server: ServerStatus, sidecar: SidecarState, now: Date = new Date()): ServerAction[] {
+  const through = visibleThroughText(server);
+  const actions: ServerAction[] = [
+    {
+      id: "folders",
+      label: `$(folder) ${noIcons(foldersText(server, now))}`,
+      detail: through === "" ? undefined : noIcons(through),
+    },
+  ];
+  if (server.sandbox !== undefined) {
+    const enforced = server.sandbox.enforced;
+    actions.push({
+      id: "sandbox",
+      label: enforced ? "$(shield) Sandboxed" : "$(warning) Not sandboxed",
+      description: "pick to read it whole",
+      detail: noIcons(sandboxText(server) ?? ""),
+    });
+  }
   if (sidecar.kind === "running") {
     actions.push({
       id: "restartServer",
@@ -219,4 +320,26 @@ export function serverActions(server: ServerStatus, sidecar: SidecarState): Serv
     { id: "restartSidecar", label: "$(refresh) Restart host bridge", description: "restarts every server" },
   );
   return actions;
+}
+
+/** The modal "MCP Host Bridge: the MCP server “x” runs in its OS sandbox." with the sandbox's whole sentence. */
+export function sandboxMessage(server: ServerStatus): { message: string; detail: string } {
+  const name = `“${visible(serverLabel(server))}”`;
+  const sandbox = server.sandbox;
+  if (sandbox === undefined) {
+    return {
+      message: product(`the MCP server ${name} is not run on this machine by MCP Host Bridge, so it has no sandbox.`),
+      detail: "",
+    };
+  }
+  const message = sandbox.enforced
+    ? product(`the MCP server ${name} runs in its OS sandbox.`)
+    : product(`the MCP server ${name} is not sandboxed.`);
+  const why =
+    server.sandboxSetting === "off"
+      ? ['Its entry says "sandbox": "off".']
+      : sandbox.setting === "off"
+        ? ["Your setting hostBridge.sandbox is off, and its entry does not say otherwise."]
+        : [];
+  return { message, detail: [visible(sandbox.summary), ...why].join("\n\n") };
 }

@@ -2,7 +2,7 @@
 // templates loaded once, how a server node looks, and which rows sit under a server.
 import type { SidecarState } from "./ctx";
 import type { ResourceItem, ResourcePage, ServerStatus, TemplateItem } from "./protocol";
-import { serverLabel, stateLabel } from "./statusModel";
+import { foldersText, sandboxText, serverLabel, stateLabel } from "./statusModel";
 import { errorMessage } from "./text";
 
 /** Fetches one page of a server's resources; `cursor` is undefined for the first page. */
@@ -188,10 +188,17 @@ export interface ServerNodeView {
   notRunningMessage?: string;
 }
 
-/** The server node for a server status. */
-export function serverNodeView(server: ServerStatus): ServerNodeView {
+/**
+ * The server node for a server status; its tooltip says what its folders are to it (offered or shared, and
+ * whether it asked for them) and its sandbox.
+ */
+export function serverNodeView(server: ServerStatus, now: Date = new Date()): ServerNodeView {
   const state = stateLabel(server.state);
-  const tooltipLines = [`${serverLabel(server)} (${server.id}) — ${state}`];
+  const tooltipLines = [`${serverLabel(server)} (${server.id}) — ${state}`, foldersText(server, now)];
+  const sandbox = sandboxText(server);
+  if (sandbox !== undefined) {
+    tooltipLines.push(sandbox);
+  }
   if (server.lastError !== undefined) {
     tooltipLines.push(server.lastError);
   }

@@ -15,7 +15,8 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   writeWorkspaceServers(folders.alpha, {
     workspace: { type: "stdio", command: "sh", args: ["-c", shell, started, PYTHON, WORKSPACE_SERVER] },
   });
-  const wb = await openEditor({ servers: { everything: everythingServer() }, workspaceTrust: true });
+  // The sandbox is off: the sh wrapper writes `started` outside the workspace folders, which the sandbox refuses.
+  const wb = await openEditor({ servers: { everything: everythingServer() }, workspaceTrust: true, sandbox: "off" });
 
   await wb.waitForDialog(/Do you trust the authors of the files in this workspace\?/);
   await wb.pressDialogButton("No, I don't trust the authors");

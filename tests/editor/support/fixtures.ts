@@ -33,6 +33,11 @@ export interface EditorOptions {
   readonly servers: Record<string, ServerEntry>;
   /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
   readonly workspaceTrust?: boolean;
+  /**
+   * User-level `hostBridge.sandbox`; unset keeps the extension's default (`enforce`). Only for servers that must
+   * touch paths outside the folders shared with them.
+   */
+  readonly sandbox?: "enforce" | "off";
 }
 
 /** The user and machine settings of a test's code-server. */
@@ -53,6 +58,7 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "chat.mcp.autostart": "never",
     "chat.disableAIFeatures": true,
     "hostBridge.servers": options.servers,
+    ...(options.sandbox === undefined ? {} : { "hostBridge.sandbox": options.sandbox }),
   };
   return { user, machine: { "hostBridge.python": PYTHON } };
 }

@@ -2,9 +2,12 @@
 import { expect } from "@playwright/test";
 import { type Workbench, escapeRegExp } from "./workbench";
 
-/** The question of the folder dialog for `serverId` when several folders are asked about. */
+/**
+ * The question of the folder dialog for `serverId` when several folders are asked about, with or without the
+ * sidecar's reason before it ("MCP Host Bridge: The sandbox refused the server …. Share folders with …?").
+ */
 export function folderQuestion(serverId: string): RegExp {
-  return new RegExp(`MCP Host Bridge: share folders with the MCP server “${escapeRegExp(serverId)}”\\?`);
+  return new RegExp(`MCP Host Bridge: (?:[^\\n]* )?[Ss]hare folders with the MCP server “${escapeRegExp(serverId)}”\\?`);
 }
 
 /** The question of the trust dialog for the workspace-defined `serverId`. */

@@ -8,6 +8,7 @@ import { CancellationTokenSource, type RequestParam, type RequestType, ResponseE
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as protocol from "../../src/protocol";
 import { configurationParams, sidecarSettings } from "../../src/settingsModel";
+import { foldersText, sandboxText } from "../../src/statusModel";
 import { PYTHON, REPO, fixtureServer, folderUri, recordLines, recordedRoots } from "./fixtures";
 import { alive, childrenOf, commandLine } from "./processes";
 import { SidecarProcess } from "./sidecarProcess";
@@ -148,6 +149,9 @@ beforeAll(async () => {
     servers: serversSetting,
     readWorkspaceConfig: false,
     consentTimeout: 30,
+    // The fixture servers write their record files outside the folders shared with them, which the default OS
+    // sandbox refuses; the sandbox itself is tested by the Python suite and the editor tests (sandbox.spec.ts).
+    sandbox: "off",
   };
   try {
     initializeResult = await withTimeout(
@@ -214,6 +218,7 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
         env: [],
         envReferences: [],
         headerNames: [],
+        passesSharedFolders: false,
       },
       roots: CANDIDATES(),
       trustRequired: false,
@@ -252,6 +257,23 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
     expect(res.protocolVersion).toBe("2025-11-25");
     expect(res.sharedRoots).toEqual([{ uri: alphaUri, name: "alpha-project" }]);
     expect(status.candidates).toEqual(CANDIDATES());
+  });
+
+  it("runs every server without the OS sandbox when initializationOptions.sandbox is off, and status says so", async () => {
+    const status = await request(protocol.status, {});
+    for (const server of status.servers) {
+      expect(server.sandbox, server.id).toMatchObject({ setting: "off", enforced: false });
+      expect(server.reach, server.id).not.toContain("sandbox");
+      expect(sandboxText(server), server.id).toMatch(/^not sandboxed: /);
+    }
+  });
+
+  it("tells a server that asked for its roots from one that was only offered them", async () => {
+    const status = await request(protocol.status, {});
+    const roots = status.servers.find((server) => server.id === "roots");
+    expect(roots?.reach).toEqual(["roots"]);
+    expect(roots?.rootsAskedAt).toBeDefined();
+    expect(roots && foldersText(roots)).toMatch(/^shares alpha-project — asked for its folders at \d\d:\d\d:\d\d$/);
   });
 
   it("names the folder a server sees only through a shared one", async () => {
@@ -542,8 +564,8 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
       START_MS,
       "server 'res' to run again",
     );
-    // "restarting" is reserved for restarts after a crash; a requested restart starts the server again.
-    expect(received.states("res").slice(seen)).toEqual(["starting", "running"]);
+    // Said at once ("restarting"): the old process is never reported as running while it is replaced.
+    expect(received.states("res").slice(seen)).toEqual(["restarting", "starting", "running"]);
     expect(received.latest("res")?.sharedRoots).toEqual([{ uri: alphaUri, name: "alpha-project" }]);
     // A new process: the resource added by test://control/grow is gone.
     expect(await listAll("res", "res-00025")).toEqual([]);

@@ -51,6 +51,7 @@ const stdio: protocol.ServerRef = {
   env: [],
   envReferences: [],
   headerNames: [],
+  passesSharedFolders: false,
 };
 
 const http: protocol.ServerRef = {
@@ -64,6 +65,7 @@ const http: protocol.ServerRef = {
   env: [],
   envReferences: [],
   headerNames: [],
+  passesSharedFolders: false,
 };
 
 function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): protocol.Candidate {
@@ -71,7 +73,7 @@ function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): pr
 }
 
 function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.ServerStatus {
-  return { ...http, state: "running", sharedRoots: [], visibleThrough: [], ...overrides };
+  return { ...http, state: "running", sharedRoots: [], visibleThrough: [], reach: [], ...overrides };
 }
 
 function applied(
@@ -180,6 +182,28 @@ describe("what runs, as the trust prompt says it", () => {
       display,
     );
     expect(lines).toContain("Environment file: /home/me/acme/.env, which sets PATH=/home/me/acme/evil, TOKEN");
+  });
+
+  it("says that the folders you share are passed on its command line when its config uses them", () => {
+    const line = "Folders you share are passed on its command line (it restarts when they change)";
+    expect(launchLines({ ...stdio, passesSharedFolders: true }, display)).toContain(line);
+    expect(launchLines(stdio, display)).not.toContain(line);
+  });
+
+  it("says that its config turns the sandbox off, and nothing about the sandbox otherwise", () => {
+    expect(launchLines({ ...stdio, sandboxSetting: "off" }, display)).toContain(
+      "Sandbox: off in its config (it can read and write whatever you can)",
+    );
+    expect(launchLines({ ...stdio, sandboxSetting: "enforce" }, display).join("\n")).not.toContain("Sandbox");
+    expect(launchLines(stdio, display).join("\n")).not.toContain("Sandbox");
+  });
+
+  it("puts both in the trust and folder dialogs", () => {
+    const both = { ...stdio, passesSharedFolders: true, sandboxSetting: "off" as const };
+    for (const text of [trustDetail(both, display), folderDetail(both, [candidate("file:///w/a")], [], display)]) {
+      expect(text).toContain("Folders you share are passed on its command line");
+      expect(text).toContain("Sandbox: off in its config");
+    }
   });
 
   it("says which of your environment variables it reads and that their values go to the server", () => {
@@ -321,6 +345,23 @@ describe("the folder dialog", () => {
     expect(folderQuestion(stdio, roots.slice(0, 1))).toBe(
       "MCP Host Bridge: share the folder “acme” with the MCP server “Files” (fs)?",
     );
+  });
+
+  it("says first why it asks now, when the sidecar gives a reason", () => {
+    const reason = "The sandbox refused the server /srv/beta/README.md, which is in a folder not shared with it.";
+    expect(folderQuestion(stdio, roots.slice(1), reason)).toBe(
+      `MCP Host Bridge: ${reason} Share the folder “beta” with the MCP server “Files” (fs)?`,
+    );
+    expect(folderQuestion(stdio, roots, reason)).toBe(
+      `MCP Host Bridge: ${reason} Share folders with the MCP server “Files” (fs)? 2 folders can be shared.`,
+    );
+  });
+
+  it("shows a reason on one line with invisible characters escaped, and no empty one", () => {
+    expect(folderQuestion(stdio, roots.slice(1), "Refused /a\u202eb\nfor now.")).toBe(
+      "MCP Host Bridge: Refused /a\\u202eb for now. Share the folder “beta” with the MCP server “Files” (fs)?",
+    );
+    expect(folderQuestion(stdio, roots.slice(1), "  ")).toBe(folderQuestion(stdio, roots.slice(1)));
   });
 
   it("makes a button that shares nothing the default: the chooser first, then “Don't Share”", () => {

@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { ServerStatus } from "../../src/protocol";
 import {
+  foldersText,
   rootName,
+  sandboxMessage,
+  sandboxText,
+  sandboxWord,
   serverActions,
   serverPickTexts,
   sharedFolderCount,
   sidecarPickTexts,
   statusBarView,
   statusTooltip,
+  timeText,
   visibleThroughText,
   waitsForServer,
 } from "../../src/statusModel";
@@ -22,15 +27,32 @@ function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus
     env: [],
     envReferences: [],
     headerNames: [],
+    passesSharedFolders: false,
     state: "running",
     sharedRoots: [],
     visibleThrough: [],
+    reach: [],
     ...overrides,
   };
 }
 
 const acme = { uri: "file:///home/me/acme", name: "acme" };
 const api = { uri: "file:///home/me/acme/api", name: "acme-api" };
+const webapp = { uri: "file:///home/me/webapp", name: "webapp" };
+
+// Local times, so the texts (which show local time) are the same in every time zone.
+const now = new Date(2026, 4, 1, 12, 0, 0);
+const askedAt = new Date(2026, 4, 1, 10, 42, 7).toISOString();
+/** A server that asked for its roots at 10:42:07. */
+const asked = { reach: ["roots" as const], rootsAskedAt: askedAt };
+
+const landlock = {
+  setting: "enforce" as const,
+  enforced: true,
+  mechanism: "landlock",
+  summary:
+    "Linux Landlock (ABI 6) confines this server: it can write only /home/me/webapp and a private temp folder; it can read system folders; everything else, the rest of /home/me included, is refused.",
+};
 
 describe("statusBarView", () => {
   it("counts running servers and distinct shared folders", () => {
@@ -81,13 +103,14 @@ describe("statusTooltip", () => {
     const tooltip = statusTooltip(
       { kind: "running" },
       [
-        server({ id: "fs", label: "Files", sharedRoots: [acme, api] }),
+        server({ id: "fs", label: "Files", sharedRoots: [acme, api], ...asked }),
         server({ id: "web", label: "Web", state: "failed", lastError: "npx was not found;\ninstall Node." }),
       ],
       4242,
+      now,
     );
     expect(tooltip).toContain("running (pid 4242)");
-    expect(tooltip).toContain("- **Files** — running; shares acme, acme\\-api");
+    expect(tooltip).toContain("- **Files** — running; shares acme, acme\\-api — asked for its folders at 10:42:07");
     expect(tooltip).toContain("- **Web** — failed");
     expect(tooltip).toContain("npx was not found; install Node\\.");
   });
@@ -130,9 +153,15 @@ describe("status picker texts", () => {
         label: "Files",
         protocolVersion: "2025-11-25",
         sharedRoots: [acme, { uri: "file:///srv/data" }],
+        ...asked,
       }),
+      now,
     );
-    expect(texts).toEqual({ label: "Files", description: "running · 2025-11-25", detail: "shares acme, data" });
+    expect(texts).toEqual({
+      label: "Files",
+      description: "running · 2025-11-25",
+      detail: "shares acme, data — asked for its folders at 10:42:07",
+    });
   });
 
   it("says no folders are shared and gives the last error", () => {
@@ -154,9 +183,9 @@ describe("status picker texts", () => {
     expect(texts?.detail).toContain("restart");
   });
 
-  it("offers every action for a server while the sidecar runs", () => {
+  it("offers every action for a server while the sidecar runs, after what its folders are to it", () => {
     const ids = serverActions(server({ id: "fs" }), { kind: "running" }).map((action) => action.id);
-    expect(ids).toEqual(["restartServer", "manageFolders", "showLog", "restartSidecar"]);
+    expect(ids).toEqual(["folders", "restartServer", "manageFolders", "showLog", "restartSidecar"]);
   });
 
   it("does not offer to restart a server while the sidecar is down", () => {
@@ -215,7 +244,7 @@ describe("server texts with icon syntax", () => {
 
 describe("folders visible through a shared folder", () => {
   const ui = { uri: "file:///home/me/acme/packages/ui", through: acme.uri };
-  const nested = server({ id: "fs", label: "Files", sharedRoots: [acme], visibleThrough: [ui] });
+  const nested = server({ id: "fs", label: "Files", sharedRoots: [acme], visibleThrough: [ui], ...asked });
 
   it("names each folder and the shared folder it is seen through", () => {
     expect(visibleThroughText(nested)).toBe("ui visible through acme");
@@ -223,13 +252,15 @@ describe("folders visible through a shared folder", () => {
   });
 
   it("says so in the status bar tooltip after the shared folders", () => {
-    expect(statusTooltip({ kind: "running" }, [nested])).toContain(
-      "- **Files** — running; shares acme; ui visible through acme",
+    expect(statusTooltip({ kind: "running" }, [nested], undefined, now)).toContain(
+      "- **Files** — running; shares acme — asked for its folders at 10:42:07; ui visible through acme",
     );
   });
 
   it("says so in the status picker's detail", () => {
-    expect(serverPickTexts(nested).detail).toBe("shares acme · ui visible through acme");
+    expect(serverPickTexts(nested, now).detail).toBe(
+      "shares acme — asked for its folders at 10:42:07 · ui visible through acme",
+    );
   });
 
   it("does not count a folder seen through a shared one as shared in the status bar", () => {
@@ -242,12 +273,144 @@ describe("folders visible through a shared folder", () => {
       label: "safe\u202eexe.txt",
       sharedRoots: [{ uri: "file:///w/a", name: "a\u200bb" }],
       visibleThrough: [{ uri: "file:///w/a/c%E2%80%AEd", through: "file:///w/a" }],
+      ...asked,
     });
-    expect(serverPickTexts(sneaky)).toEqual({
+    expect(serverPickTexts(sneaky, now)).toEqual({
       label: "safe\\u202eexe.txt",
       description: "running",
-      detail: "shares a\\u200bb · c\\u202ed visible through a\\u200bb",
+      detail: "shares a\\u200bb — asked for its folders at 10:42:07 · c\\u202ed visible through a\\u200bb",
     });
     expect(statusTooltip({ kind: "running" }, [sneaky])).not.toMatch(/[\u200b\u202e]/u);
+  });
+});
+
+describe("what the shared folders are to a server", () => {
+  it("says a server that never asked and gets them no other way was only offered them", () => {
+    const never = server({ id: "probe", sharedRoots: [webapp] });
+    expect(foldersText(never)).toBe("offered webapp — has not asked for its folders");
+    expect(serverPickTexts(never).detail).toBe("offered webapp — has not asked for its folders");
+    expect(statusTooltip({ kind: "running" }, [never])).toContain(
+      "- **probe** — running; offered webapp — has not asked for its folders",
+    );
+    expect(statusTooltip({ kind: "running" }, [never])).not.toContain("shares");
+  });
+
+  it("says it shares them with a server that asked for them, and when it last asked", () => {
+    const fs = server({ id: "fs", sharedRoots: [webapp], ...asked });
+    expect(foldersText(fs, now)).toBe("shares webapp — asked for its folders at 10:42:07");
+  });
+
+  it("gives the day too when the server last asked on another day", () => {
+    const fs = server({ id: "fs", sharedRoots: [webapp], ...asked });
+    expect(foldersText(fs, new Date(2026, 4, 3, 9, 0, 0))).toBe(
+      "shares webapp — asked for its folders at 2026-05-01 10:42",
+    );
+  });
+
+  it("says the folders are on the command line of a server that gets them at launch", () => {
+    const cli = server({ id: "cli", sharedRoots: [webapp], reach: ["launch"] });
+    expect(foldersText(cli)).toBe("shares webapp — has not asked for its folders; they are on its command line");
+  });
+
+  it("says the sandbox confines a server that never asked, without claiming it got the folders", () => {
+    const boxed = server({ id: "probe", sharedRoots: [webapp], reach: ["sandbox"], sandbox: landlock });
+    expect(foldersText(boxed)).toBe("offered webapp — has not asked for its folders; its sandbox confines it to them");
+  });
+
+  it("names every way the folders reach a server, in order", () => {
+    const all = server({
+      id: "fs",
+      sharedRoots: [webapp, acme],
+      reach: ["roots", "launch", "sandbox"],
+      rootsAskedAt: askedAt,
+    });
+    expect(foldersText(all, now)).toBe(
+      "shares webapp, acme — asked for its folders at 10:42:07; they are on its command line; its sandbox confines it to them",
+    );
+  });
+
+  it("says no folders are shared when none is, whatever else is known", () => {
+    expect(foldersText(server({ id: "fs", ...asked }))).toBe("no folders shared");
+  });
+
+  it("shows a time it cannot read as it came, escaped", () => {
+    expect(timeText("yesterday\u202e", now)).toBe("yesterday\\u202e");
+  });
+});
+
+describe("the sandbox in status", () => {
+  const boxed = server({ id: "probe", sharedRoots: [webapp], reach: ["sandbox"], sandbox: landlock });
+  const unboxed = server({
+    id: "loose",
+    sandboxSetting: "off",
+    sandbox: {
+      setting: "off",
+      enforced: false,
+      mechanism: "none",
+      summary: "The sandbox is off for this server (its setting): it can read and write every file your account can.",
+    },
+  });
+
+  it("shows the sidecar's summary for a sandboxed stdio server", () => {
+    expect(sandboxText(boxed)).toBe(`Sandbox: ${landlock.summary}`);
+    expect(statusTooltip({ kind: "running" }, [boxed])).toContain("  \n  Sandbox: Linux Landlock \\(ABI 6\\) confines");
+    expect(serverPickTexts(boxed).description).toBe("running · sandboxed");
+  });
+
+  it("says plainly that a server is not sandboxed when the sandbox is not enforced", () => {
+    expect(sandboxWord(unboxed)).toBe("not sandboxed");
+    expect(sandboxText(unboxed)).toMatch(/^not sandboxed: The sandbox is off for this server/);
+    expect(serverPickTexts(unboxed).description).toBe("running · not sandboxed");
+    expect(statusTooltip({ kind: "running" }, [unboxed])).toContain("  \n  not sandboxed: The sandbox is off");
+  });
+
+  it("does not call a server sandboxed before it has started", () => {
+    const waiting = server({
+      id: "later",
+      state: "starting",
+      sandbox: { setting: "enforce", enforced: false, summary: "not started yet" },
+    });
+    expect(sandboxText(waiting)).toBe("not sandboxed yet: it has not started");
+    expect(sandboxWord(waiting)).toBe("not sandboxed");
+  });
+
+  it("shows no sandbox for a server without one (http)", () => {
+    const web = server({ id: "web", transport: "http" });
+    expect(sandboxText(web)).toBeUndefined();
+    expect(serverPickTexts(web).description).toBe("running");
+    expect(statusTooltip({ kind: "running" }, [web])).not.toContain("andbox");
+  });
+
+  it("does not let the summary render icons or hide characters in the picker", () => {
+    const sneaky = server({ id: "s", sandbox: { ...landlock, summary: "$(check) all\u202e fine" } });
+    const row = serverActions(sneaky, { kind: "running" }).find((action) => action.id === "sandbox");
+    expect(row?.detail).toBe("Sandbox: $\u200b(check) all\\u202e fine");
+  });
+
+  it("offers the sandbox in the server's picker, which shows the whole sentence when picked", () => {
+    const rows = serverActions(boxed, { kind: "running" });
+    expect(rows.map((row) => row.id).slice(0, 2)).toEqual(["folders", "sandbox"]);
+    expect(rows[0]?.label).toBe(
+      "$(folder) offered webapp — has not asked for its folders; its sandbox confines it to them",
+    );
+    expect(rows[1]).toMatchObject({ label: "$(shield) Sandboxed", detail: `Sandbox: ${landlock.summary}` });
+    expect(serverActions(unboxed, { kind: "running" })[1]?.label).toBe("$(warning) Not sandboxed");
+    expect(
+      serverActions(server({ id: "web", transport: "http" }), { kind: "running" }).map((row) => row.id),
+    ).not.toContain("sandbox");
+  });
+
+  it("names MCP Host Bridge and the whole summary in the sandbox message", () => {
+    expect(sandboxMessage(boxed)).toEqual({
+      message: "MCP Host Bridge: the MCP server “probe” runs in its OS sandbox.",
+      detail: landlock.summary,
+    });
+  });
+
+  it("says which setting turned the sandbox off", () => {
+    expect(sandboxMessage(unboxed).message).toBe("MCP Host Bridge: the MCP server “loose” is not sandboxed.");
+    expect(sandboxMessage(unboxed).detail).toContain('Its entry says "sandbox": "off".');
+    const byDefault = server({ id: "d", sandbox: { ...landlock, setting: "off", enforced: false, mechanism: "none" } });
+    expect(sandboxMessage(byDefault).detail).toContain("Your setting hostBridge.sandbox is off");
   });
 });

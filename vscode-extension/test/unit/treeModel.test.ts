@@ -237,9 +237,11 @@ function status(overrides: Partial<ServerStatus>): ServerStatus {
     env: [],
     envReferences: [],
     headerNames: [],
+    passesSharedFolders: false,
     state: "running",
     sharedRoots: [],
     visibleThrough: [],
+    reach: [],
     ...overrides,
   };
 }
@@ -264,6 +266,24 @@ describe("serverNodeView", () => {
 
   it("spins while a server starts", () => {
     expect(serverNodeView(status({ state: "starting" })).icon.id).toBe("loading~spin");
+  });
+
+  it("says in its tooltip that folders were only offered to a server that never asked for them", () => {
+    const view = serverNodeView(status({ sharedRoots: [{ uri: "file:///home/me/webapp", name: "webapp" }] }));
+    expect(view.tooltip.split("\n")).toContain("offered webapp — has not asked for its folders");
+    expect(view.tooltip).not.toContain("shares");
+  });
+
+  it("gives the sandbox's summary in its tooltip, or says it is not sandboxed", () => {
+    const summary = "Linux Landlock (ABI 6) confines this server: it can write only /w and a private temp folder.";
+    const boxed = serverNodeView(
+      status({ sandbox: { setting: "enforce", enforced: true, mechanism: "landlock", summary } }),
+    );
+    expect(boxed.tooltip.split("\n")).toContain(`Sandbox: ${summary}`);
+    const loose = serverNodeView(
+      status({ sandbox: { setting: "off", enforced: false, mechanism: "none", summary: "The sandbox is off." } }),
+    );
+    expect(loose.tooltip.split("\n")).toContain("not sandboxed: The sandbox is off.");
   });
 });
 
