@@ -124,7 +124,8 @@ export function sandboxText(server: Pick<ServerStatus, "sandbox">): string | und
     return undefined;
   }
   if (sandbox.enforced) {
-    return `Sandbox: ${visible(oneLine(sandbox.summary))}`;
+    const warnings = sandbox.warnings.map((warning) => ` Note: ${visible(oneLine(warning))}`).join("");
+    return `Sandbox: ${visible(oneLine(sandbox.summary))}${warnings}`;
   }
   // No mechanism: not launched yet, so there is no reason to give beyond its setting.
   if (sandbox.mechanism === undefined) {

@@ -50,6 +50,7 @@ const landlock = {
   setting: "enforce" as const,
   enforced: true,
   mechanism: "landlock",
+  warnings: [],
   summary:
     "Linux Landlock (ABI 6) confines this server: it can write only /home/me/webapp and a private temp folder; it can read system folders; everything else, the rest of /home/me included, is refused.",
 };
@@ -347,6 +348,7 @@ describe("the sandbox in status", () => {
       setting: "off",
       enforced: false,
       mechanism: "none",
+      warnings: [],
       summary: "The sandbox is off for this server (its setting): it can read and write every file your account can.",
     },
   });
@@ -368,7 +370,7 @@ describe("the sandbox in status", () => {
     const waiting = server({
       id: "later",
       state: "starting",
-      sandbox: { setting: "enforce", enforced: false, summary: "not started yet" },
+      sandbox: { setting: "enforce", enforced: false, summary: "not started yet", warnings: [] },
     });
     expect(sandboxText(waiting)).toBe("not sandboxed yet: it has not started");
     expect(sandboxWord(waiting)).toBe("not sandboxed");
@@ -412,5 +414,15 @@ describe("the sandbox in status", () => {
     expect(sandboxMessage(unboxed).detail).toContain('Its entry says "sandbox": "off".');
     const byDefault = server({ id: "d", sandbox: { ...landlock, setting: "off", enforced: false, mechanism: "none" } });
     expect(sandboxMessage(byDefault).detail).toContain("Your setting hostBridge.sandbox is off");
+  });
+});
+
+describe("the sandbox sentence", () => {
+  it("adds each warning of the policy after the summary, so an exposed unshared folder is said", () => {
+    const warning =
+      "The server can read /home/me/billing/.venv (its runtime), which is or contains /home/me/billing; that folder is not shared with it.";
+    const text = sandboxText({ sandbox: { ...landlock, warnings: [warning] } });
+    expect(text).toContain(landlock.summary);
+    expect(text).toContain(`Note: ${warning}`);
   });
 });
