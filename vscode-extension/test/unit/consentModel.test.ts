@@ -51,6 +51,7 @@ const stdio: protocol.ServerRef = {
   env: [],
   envReferences: [],
   headerNames: [],
+  passesSharedFolders: false,
 };
 
 const http: protocol.ServerRef = {
@@ -64,6 +65,7 @@ const http: protocol.ServerRef = {
   env: [],
   envReferences: [],
   headerNames: [],
+  passesSharedFolders: false,
 };
 
 function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): protocol.Candidate {
@@ -71,7 +73,7 @@ function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): pr
 }
 
 function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.ServerStatus {
-  return { ...http, state: "running", sharedRoots: [], visibleThrough: [], ...overrides };
+  return { ...http, state: "running", sharedRoots: [], visibleThrough: [], reach: [], ...overrides };
 }
 
 function applied(

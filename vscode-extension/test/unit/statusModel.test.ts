@@ -22,9 +22,11 @@ function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus
     env: [],
     envReferences: [],
     headerNames: [],
+    passesSharedFolders: false,
     state: "running",
     sharedRoots: [],
     visibleThrough: [],
+    reach: [],
     ...overrides,
   };
 }

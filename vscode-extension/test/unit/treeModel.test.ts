@@ -237,9 +237,11 @@ function status(overrides: Partial<ServerStatus>): ServerStatus {
     env: [],
     envReferences: [],
     headerNames: [],
+    passesSharedFolders: false,
     state: "running",
     sharedRoots: [],
     visibleThrough: [],
+    reach: [],
     ...overrides,
   };
 }
