@@ -141,7 +141,7 @@ export function duplicateNotice(ids: readonly string[], listed: boolean): string
     listed
       ? ` VS Code also lists ${ours}: the same ${one ? "server" : "servers"}, seeing only the folders you share.`
       : "",
-    ` To hand ${one ? "it" : "them"} over, disable VS Code's ${one ? "copy" : "copies"} in this workspace`,
-    ` (MCP Servers view: “Disable (Workspace)”).`,
+    ` To hand ${one ? "it" : "them"} over, disable VS Code's ${one ? "copy" : "copies"} for this workspace:`,
+    ` “Disable (Workspace)” in ${one ? "its" : "each one's"} menu under “MCP Servers - Installed” in the Extensions view.`,
   ].join("");
 }
