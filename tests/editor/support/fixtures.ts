@@ -33,6 +33,8 @@ export interface EditorOptions {
   readonly servers: Record<string, ServerEntry>;
   /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
   readonly workspaceTrust?: boolean;
+  /** Leave VS Code's own MCP support (and its chat) on, as it is by default (default: off). */
+  readonly vsCodeMcp?: boolean;
 }
 
 /** The user and machine settings of a test's code-server. */
@@ -48,10 +50,10 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "extensions.autoUpdate": false,
     "telemetry.telemetryLevel": "off",
     "update.mode": "none",
-    // VS Code's own MCP support would read .vscode/mcp.json too; these tests are about the extension's prompts.
-    "chat.mcp.access": "none",
-    "chat.mcp.autostart": "never",
-    "chat.disableAIFeatures": true,
+    // VS Code's own MCP support would read .vscode/mcp.json too; most tests are about the extension's prompts.
+    ...(options.vsCodeMcp === true
+      ? { "chat.mcp.access": "all", "chat.mcp.autostart": "never", "chat.disableAIFeatures": false }
+      : { "chat.mcp.access": "none", "chat.mcp.autostart": "never", "chat.disableAIFeatures": true }),
     "hostBridge.servers": options.servers,
   };
   return { user, machine: { "hostBridge.python": PYTHON } };
