@@ -29,13 +29,16 @@ export const workspaceServer = (): ServerEntry => ({ type: "stdio", command: PYT
 
 /** How to start the editor. */
 export interface EditorOptions {
+  /** Leave VS Code's own MCP support and its chat on, as they are by default ({@link VS_CODE_MCP}; default: off). */
+  readonly vsCodeMcp?: boolean;
   /** User-level `hostBridge.servers`. */
   readonly servers: Record<string, ServerEntry>;
   /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
   readonly workspaceTrust?: boolean;
-  /** Leave VS Code's own MCP support (and its chat) on, as it is by default (default: off). */
-  readonly vsCodeMcp?: boolean;
 }
+
+/** The user settings that leave VS Code's own MCP support on (VS Code still starts no server by itself). */
+export const VS_CODE_MCP = { "chat.mcp.access": "all", "chat.disableAIFeatures": false, "chat.mcp.autostart": "never" };
 
 /** The user and machine settings of a test's code-server. */
 export function editorSettings(options: EditorOptions): { user: object; machine: object } {
@@ -50,13 +53,13 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "extensions.autoUpdate": false,
     "telemetry.telemetryLevel": "off",
     "update.mode": "none",
-    // VS Code's own MCP support would read .vscode/mcp.json too; most tests are about the extension's prompts.
-    ...(options.vsCodeMcp === true
-      ? { "chat.mcp.access": "all", "chat.mcp.autostart": "never", "chat.disableAIFeatures": false }
-      : { "chat.mcp.access": "none", "chat.mcp.autostart": "never", "chat.disableAIFeatures": true }),
+    // VS Code's own MCP support would read .vscode/mcp.json too; these tests are about the extension's prompts.
+    "chat.mcp.access": "none",
+    "chat.mcp.autostart": "never",
+    "chat.disableAIFeatures": true,
     "hostBridge.servers": options.servers,
   };
-  return { user, machine: { "hostBridge.python": PYTHON } };
+  return { user: options.vsCodeMcp === true ? { ...user, ...VS_CODE_MCP } : user, machine: { "hostBridge.python": PYTHON } };
 }
 
 /** Playwright's `test` with `folders` (a fresh two-folder workspace) and `openEditor` (code-server in the page). */
