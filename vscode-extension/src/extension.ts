@@ -5,6 +5,7 @@ import { type Features, registerCommands } from "./commands";
 import { Consent } from "./consent";
 import { Ctx } from "./ctx";
 import { ResourceDocuments } from "./documents";
+import { VsCodeMcp } from "./mcpProvider";
 import { ResourcePickers } from "./pickers";
 import { ResourceFileSystem } from "./resourceFileSystem";
 import { Sidecar } from "./sidecar";
@@ -28,6 +29,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     tree: new ResourcesView(ctx),
   };
   ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
+  new VsCodeMcp(ctx, sidecar);
   await sidecar.start();
 }
 

@@ -76,6 +76,7 @@ export class Sidecar implements vscode.Disposable {
   private readonly crashes = new CrashPolicy();
   private readonly stderr = new LineRing();
   private disposed = false;
+  private interpreter: string | undefined;
 
   constructor(private readonly ctx: Ctx) {
     ctx.pushExtCleanup(
@@ -121,6 +122,11 @@ export class Sidecar implements vscode.Disposable {
     }
   }
 
+  /** The Python the sidecar runs with (known once it has been found); `host_bridge attach` runs with it too. */
+  get python(): string | undefined {
+    return this.interpreter;
+  }
+
   /** The sidecar's process id while it runs. */
   get pid(): number | undefined {
     return this.client?.serverProcess?.pid;
@@ -156,6 +162,7 @@ export class Sidecar implements vscode.Disposable {
     if (this.disposed) {
       return;
     }
+    this.interpreter = python;
     const client = this.createClient(python);
     this.client = client;
     this.everRunning = false;

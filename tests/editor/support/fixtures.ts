@@ -29,6 +29,8 @@ export const workspaceServer = (): ServerEntry => ({ type: "stdio", command: PYT
 
 /** How to start the editor. */
 export interface EditorOptions {
+  /** Leave VS Code's own MCP support and its chat on, as they are by default ({@link VS_CODE_MCP}; default: off). */
+  readonly vsCodeMcp?: boolean;
   /** User-level `hostBridge.servers`. */
   readonly servers: Record<string, ServerEntry>;
   /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
@@ -39,6 +41,9 @@ export interface EditorOptions {
    */
   readonly sandbox?: "enforce" | "off";
 }
+
+/** The user settings that leave VS Code's own MCP support on (VS Code still starts no server by itself). */
+export const VS_CODE_MCP = { "chat.mcp.access": "all", "chat.disableAIFeatures": false, "chat.mcp.autostart": "never" };
 
 /** The user and machine settings of a test's code-server. */
 export function editorSettings(options: EditorOptions): { user: object; machine: object } {
@@ -60,7 +65,7 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "hostBridge.servers": options.servers,
     ...(options.sandbox === undefined ? {} : { "hostBridge.sandbox": options.sandbox }),
   };
-  return { user, machine: { "hostBridge.python": PYTHON } };
+  return { user: options.vsCodeMcp === true ? { ...user, ...VS_CODE_MCP } : user, machine: { "hostBridge.python": PYTHON } };
 }
 
 /** Playwright's `test` with `folders` (a fresh two-folder workspace) and `openEditor` (code-server in the page). */
