@@ -1,4 +1,4 @@
-"""Command line: ``host-bridge serve``, ``roots``, ``audit``, ``connect`` and ``attach``.
+"""Command line: ``host-bridge serve``, ``roots``, ``audit``, ``connect``, ``consent`` and ``attach``.
 
 Every command prints its results on stdout and its notes and problems on stderr; a user error is one sentence on
 stderr and exit code 2 (1 when something the command tried failed), never a traceback; Ctrl-C exits with 130 and a
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = (
     "Share the folders you choose with MCP servers, with your consent. Commands: serve (the editor sidecar), "
-    "roots (the folders that could be shared), connect (servers from the terminal), audit (what was shared, "
-    "when) and attach (for agents)."
+    "roots (the folders that could be shared), connect (servers from the terminal), consent (your saved "
+    "decisions), audit (what was shared, when) and attach (for agents)."
 )
 
 
@@ -152,6 +152,12 @@ def _connect(args: argparse.Namespace) -> int:
     return connect(args)
 
 
+def _consent(args: argparse.Namespace) -> int:
+    from host_bridge.hosts.terminal.consent import consent
+
+    return consent(args)
+
+
 def _server_arguments(parser: argparse.ArgumentParser, *, what: str) -> None:
     """The options naming servers and the storage folder, shared by ``connect`` and ``consent``."""
     parser.add_argument(
@@ -230,6 +236,32 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
     connect.set_defaults(handler=_connect)
 
 
+def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    consent = commands.add_parser(
+        "consent",
+        help="list or change your saved decisions: which folders each MCP server may see",
+        description="Your saved decisions, per server as connect and the editor see it: where it is defined, its id "
+        "and its exact launch configuration (a changed command line is a new server, asked again).",
+    )
+    actions = consent.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="print the saved decisions of the servers (or of every server: --all)")
+    _server_arguments(listing, what="only this server's decisions")
+    listing.add_argument("--all", action="store_true", help="every saved decision, of every server ever asked")
+    listing.add_argument("--json", action="store_true", help="one JSON object per decision")
+    listing.add_argument("paths", nargs="*", metavar="PATH", help="folders whose own servers to include")
+    for action, text in (
+        ("allow", "share these folders with the servers from now on"),
+        ("deny", "never share these folders with the servers, and do not ask again"),
+        ("forget", "remove the saved decisions about these folders, so you are asked again"),
+    ):
+        change = actions.add_parser(action, help=text)
+        _server_arguments(change, what="only this server (default: every server named)")
+        if action == "allow":
+            _broad_argument(change)
+        change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
+    consent.set_defaults(handler=_consent)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``host-bridge``."""
     from host_bridge import __version__
@@ -276,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         "connect", help="connect MCP servers from the terminal and share the folders you allow with them"
     )
     _connect_arguments(connect)
+    _consent_arguments(commands)
 
     from host_bridge.gateway.attach import add_attach_command
 

@@ -37,7 +37,7 @@ def test_version_prints_the_package_version() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [(), ("roots",), ("audit",), ("connect",), ("attach",)],
+    [(), ("roots",), ("audit",), ("connect",), ("consent",), ("consent", "list"), ("consent", "allow"), ("attach",)],
 )
 def test_help_is_in_plain_words_without_markup(command: tuple[str, ...]) -> None:
     result = run(*command, "--help")
