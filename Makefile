@@ -1,9 +1,12 @@
 # host_bridge build entry points. `make test` and `make run` work from a fresh clone:
-# they create .venv and install everything they need.
+# they create .venv and install everything they need (`make run`: the runtime dependencies only, no Node.js).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+RUNSTAMP := $(VENV)/.installed-runtime
+MIN_PYTHON := 3.11
+PYTHON_OK := import sys; sys.exit(sys.version_info < (3, 11))
 PEERS  := tests/peers/node_modules/.installed
 EXT    := vscode-extension
 EXTNPM := $(EXT)/node_modules/.installed
@@ -11,14 +14,33 @@ E2E    := tests/editor
 E2ENPM := $(E2E)/node_modules/.installed
 VSIX   := $(EXT)/dist/host-bridge-$(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | head -n 1).vsix
 
-.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test e2e
+.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test e2e FORCE
+
+# A .venv whose Python is older than $(MIN_PYTHON) (or gone) is rebuilt, with everything installed in it.
+VENV_STALE := $(shell [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' >/dev/null 2>&1 && echo yes)
+ifeq ($(VENV_STALE),yes)
+$(BIN)/python $(STAMP) $(RUNSTAMP): FORCE
+endif
+FORCE:
 
 $(BIN)/python:
+	@if [ -e $(VENV) ]; then \
+	  echo "$(VENV) was made by $$($(BIN)/python --version 2>&1 || echo 'a Python that is gone'); host_bridge needs Python $(MIN_PYTHON) or newer: rebuilding it with $(PYTHON)"; \
+	  rm -rf $(VENV); fi
+	@$(PYTHON) -c '$(PYTHON_OK)' 2>/dev/null || { \
+	  echo "host_bridge needs Python $(MIN_PYTHON) or newer, and $(PYTHON) is $$($(PYTHON) --version 2>&1 || echo 'not found'); run make PYTHON=python3.12 (or another Python $(MIN_PYTHON)+)" >&2; exit 1; }
+	@echo "creating $(VENV) with $$($(PYTHON) --version 2>&1) (first run only)"
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $@ $(RUNSTAMP)
+
+# What `make run` needs: host_bridge and its runtime dependencies, with pip's progress (a minute the first time).
+$(RUNSTAMP): pyproject.toml | $(BIN)/python
+	@echo "installing host_bridge and its runtime dependencies into $(VENV) (first run only; about a minute)…"
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -e .
 	touch $@
 
 # Pinned reference MCP servers (server-filesystem, server-everything) that the integration tests run.
@@ -71,7 +93,7 @@ e2e: extension $(E2ENPM)
 	cd $(E2E) && npx tsc --noEmit -p .
 	cd $(E2E) && HOST_BRIDGE_VSIX=$(CURDIR)/$(VSIX) HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx playwright test
 
-run: install
+run: $(RUNSTAMP)
 	$(BIN)/host-bridge connect --list .
 
 lint: install

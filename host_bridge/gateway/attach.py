@@ -38,7 +38,7 @@ def add_attach_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     attach = commands.add_parser(
         "attach",
         help="run as a stdio MCP server that uses SERVER_ID from the running sidecar (for agents: .mcp.json …)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=__doc__.split("\n\n")[0].replace("``", "") if __doc__ else None,  # plain words in --help
     )
     attach.add_argument("server_id", metavar="SERVER_ID", help="the server's id in the sidecar's configuration")
     attach.add_argument(
@@ -46,6 +46,7 @@ def add_attach_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     attach.add_argument(
         "--storage-dir",
+        metavar="DIR",
         help="the sidecar's storage directory (default: the user data dir; every sidecar registers there)",
     )
     attach.set_defaults(handler=run)

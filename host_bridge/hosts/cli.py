@@ -1,5 +1,9 @@
-"""Command line: ``host-bridge serve``, ``host-bridge roots [PATH…] [--json]``, ``host-bridge audit``,
-``host-bridge connect [PATH…]``."""
+"""Command line: ``host-bridge serve``, ``roots``, ``audit``, ``connect``, ``consent`` and ``attach``.
+
+Every command prints its results on stdout and its notes and problems on stderr; a user error is one sentence on
+stderr and exit code 2 (1 when something the command tried failed), never a traceback; Ctrl-C exits with 130 and a
+closed stdout (``host-bridge roots --json | head -1``) quietly ends the command.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,60 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from host_bridge.workspace.models import WorkspaceFolder
 
 # Subcommands import what they need when they run: `serve` must answer `initialize` quickly.
+
+DESCRIPTION = (
+    "Share the folders you choose with MCP servers, with your consent. Commands: serve (the editor sidecar), "
+    "roots (the folders that could be shared), connect (servers from the terminal), consent (your saved "
+    "decisions), audit (what was shared, when) and attach (for agents)."
+)
+
+
+class CommandError(Exception):
+    """A user error found while a command runs; the message is one sentence saying what to change (exit code 2)."""
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {value}")
+        return value
+
+    return parse
+
+
+def seconds(high: float = 86_400.0) -> Callable[[str], float]:
+    """An argparse type: a number of seconds above 0 and at most ``high``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not 0 < value <= high:
+            raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most {high:g}, not {text}")
+        return value
+
+    return parse
+
+
+def storage_dir(text: str) -> str:
+    """An argparse type: a folder for host_bridge's files (it may not exist yet, but must not be a file)."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return text
 
 
 def _folder(arg: str) -> WorkspaceFolder:
@@ -24,13 +75,13 @@ def _folder(arg: str) -> WorkspaceFolder:
 
     if "://" in arg or arg.lower().startswith("file:"):
         return WorkspaceFolder(uri=arg)
+    if not os.path.exists(arg):
+        raise CommandError(f"{arg}: no such folder")
     return WorkspaceFolder(uri=path_to_uri(os.path.abspath(arg)))
 
 
 def _roots(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from host_bridge.hosts.terminal.output import candidate_table
+    from host_bridge.hosts.terminal.output import candidate_table, table_width
     from host_bridge.uris import UriError
     from host_bridge.workspace.detect import detect
     from host_bridge.workspace.models import DetectionSettings
@@ -38,21 +89,14 @@ def _roots(args: argparse.Namespace) -> int:
     try:
         folders = [_folder(p) for p in args.paths or ["."]]
     except UriError as error:
-        print(f"host-bridge roots: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(str(error)) from None
     given = {
         "max_depth": args.max_depth,
         "max_candidates": args.max_candidates,
         "git_timeout": args.git_timeout,
         "deadline": args.deadline,
     }
-    try:
-        settings = DetectionSettings(**{name: value for name, value in given.items() if value is not None})
-    except ValidationError as error:
-        for problem in error.errors():
-            option = "--" + str(problem["loc"][0]).replace("_", "-")
-            print(f"host-bridge roots: {option}: {problem['msg'].lower()}", file=sys.stderr)
-        return 2
+    settings = DetectionSettings(**{name: value for name, value in given.items() if value is not None})
     result = detect(folders, settings)
     if args.json:
         payload = {
@@ -61,7 +105,8 @@ def _roots(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(candidate_table(result))
+        print(candidate_table(result, width=table_width(sys.stdout)))
+    sys.stdout.flush()
     for notice in result.notices:
         print(f"note: {notice.message}", file=sys.stderr)
     return 0
@@ -78,7 +123,7 @@ def _audit(args: argparse.Namespace) -> int:
             print(json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False))
         return 0
     if not entries:
-        print(f"no roots/list answers recorded in {storage}")
+        print(f"no roots/list answers recorded in {storage}", file=sys.stderr)
         return 0
     for entry in entries:
         shared = ", ".join(entry.roots) if entry.roots else "(nothing)"
@@ -107,23 +152,77 @@ def _connect(args: argparse.Namespace) -> int:
     return connect(args)
 
 
-def _connect_arguments(connect: argparse.ArgumentParser) -> None:
-    connect.add_argument("paths", nargs="*", metavar="PATH", help="folders to look for candidates in (default: .)")
-    connect.add_argument(
-        "--server", action="append", default=[], metavar="ID=COMMAND", help="a stdio MCP server (repeatable)"
+def _consent(args: argparse.Namespace) -> int:
+    from host_bridge.hosts.terminal.consent import consent
+
+    return consent(args)
+
+
+def _server_arguments(parser: argparse.ArgumentParser, *, what: str) -> None:
+    """The options naming servers and the storage folder, shared by ``connect`` and ``consent``."""
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="ID=COMMAND",
+        help="a stdio MCP server, or ID=URL for an HTTP one (repeatable); without --server and --config: the "
+        "embedded workspace server",
     )
-    connect.add_argument("--config", metavar="FILE", help="servers from a .vscode/mcp.json or .mcp.json file")
-    connect.add_argument("--storage-dir", help="where host_bridge keeps its files (default: the user data dir)")
+    parser.add_argument("--config", metavar="FILE", help="servers from a .vscode/mcp.json or .mcp.json file")
+    parser.add_argument(
+        "--storage-dir",
+        type=storage_dir,
+        metavar="DIR",
+        help="where host_bridge keeps its files (default: the user data folder)",
+    )
+    parser.add_argument("--server-id", metavar="ID", help=what)
+
+
+def _broad_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--confirm-broad",
+        action="store_true",
+        help="allow / or your home folder without being asked to confirm (needed when there is no terminal)",
+    )
+
+
+def _connect_arguments(connect: argparse.ArgumentParser) -> None:
+    connect.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="folders to look for candidates in; their .vscode/mcp.json and .mcp.json servers are used too "
+        "(default: .)",
+    )
+    _server_arguments(connect, what="the server --list and --read ask")
     connect.add_argument(
         "--allow", action="append", default=[], metavar="PATH", help="share this folder with every server"
     )
     connect.add_argument("--allow-session", action="store_true", help="do not remember the --allow decisions")
-    connect.add_argument("--list", action="store_true", help="list the servers' resources")
+    _broad_argument(connect)
+    connect.add_argument(
+        "--trust-workspace-servers",
+        action="store_true",
+        help="trust (and remember it) the servers defined in the .vscode/mcp.json and .mcp.json of the folders given",
+    )
+    connect.add_argument("--list", action="store_true", help="list the servers' resources and resource templates")
     connect.add_argument("--read", metavar="URI", help="print the contents of a resource")
-    connect.add_argument("--server-id", metavar="ID", help="the server --list and --read ask")
+    connect.add_argument(
+        "--output", metavar="FILE", help="with --read: save the contents in FILE, binary ones as bytes"
+    )
     connect.add_argument("--follow", action="store_true", help="print resource changes and logs until Ctrl-C")
     connect.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS", help="how long to wait for servers to start"
+        "--json", action="store_true", help="print the servers, resources and contents as one JSON document"
+    )
+    connect.add_argument(
+        "-q", "--quiet", action="store_true", help="print only results, questions and problems (no progress)"
+    )
+    connect.add_argument(
+        "--timeout",
+        type=seconds(),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for servers to start (default 30)",
     )
     connect.add_argument(
         "--sandbox",
@@ -137,9 +236,38 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
     connect.set_defaults(handler=_connect)
 
 
+def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    consent = commands.add_parser(
+        "consent",
+        help="list or change your saved decisions: which folders each MCP server may see",
+        description="Your saved decisions, per server as connect and the editor see it: where it is defined, its id "
+        "and its exact launch configuration (a changed command line is a new server, asked again).",
+    )
+    actions = consent.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="print the saved decisions of the servers (or of every server: --all)")
+    _server_arguments(listing, what="only this server's decisions")
+    listing.add_argument("--all", action="store_true", help="every saved decision, of every server ever asked")
+    listing.add_argument("--json", action="store_true", help="one JSON object per decision")
+    listing.add_argument("paths", nargs="*", metavar="PATH", help="folders whose own servers to include")
+    for action, text in (
+        ("allow", "share these folders with the servers from now on"),
+        ("deny", "never share these folders with the servers, and do not ask again"),
+        ("forget", "remove the saved decisions about these folders, so you are asked again"),
+    ):
+        change = actions.add_parser(action, help=text)
+        _server_arguments(change, what="only this server (default: every server named)")
+        if action == "allow":
+            _broad_argument(change)
+        change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
+    consent.set_defaults(handler=_consent)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``host-bridge``."""
-    parser = argparse.ArgumentParser(prog="host-bridge", description=__doc__)
+    from host_bridge import __version__
+
+    parser = argparse.ArgumentParser(prog="host-bridge", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"host-bridge {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -149,16 +277,30 @@ def build_parser() -> argparse.ArgumentParser:
     roots = commands.add_parser("roots", help="list the folders that could be shared (candidate roots)")
     roots.add_argument("paths", nargs="*", metavar="PATH", help="folders or file:// URIs (default: .)")
     roots.add_argument("--json", action="store_true", help="print the Candidate JSON (docs/protocol.md)")
-    roots.add_argument("--max-depth", type=int, help="directory levels searched below each folder (default 8)")
-    roots.add_argument("--max-candidates", type=int, help="candidates listed at most (default 500)")
     roots.add_argument(
-        "--git-timeout", type=float, metavar="SECONDS", help="seconds one git call may take (default 10)"
+        "--max-depth",
+        type=whole_number(0, 64),
+        metavar="N",
+        help="directory levels searched below each folder (default 8)",
     )
-    roots.add_argument("--deadline", type=float, metavar="SECONDS", help="seconds detection may take (default 20)")
+    roots.add_argument(
+        "--max-candidates", type=whole_number(1, 100_000), metavar="N", help="candidates listed at most (default 500)"
+    )
+    roots.add_argument(
+        "--git-timeout", type=seconds(600), metavar="SECONDS", help="seconds one git call may take (default 10)"
+    )
+    roots.add_argument(
+        "--deadline", type=seconds(3600), metavar="SECONDS", help="seconds detection may take (default 20)"
+    )
     roots.set_defaults(handler=_roots)
 
     audit = commands.add_parser("audit", help="show which folders each MCP server was given, and when")
-    audit.add_argument("--storage-dir", help="where host_bridge keeps its files (default: the user data dir)")
+    audit.add_argument(
+        "--storage-dir",
+        type=storage_dir,
+        metavar="DIR",
+        help="where host_bridge keeps its files (default: the user data folder)",
+    )
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     audit.set_defaults(handler=_audit)
 
@@ -166,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         "connect", help="connect MCP servers from the terminal and share the folders you allow with them"
     )
     _connect_arguments(connect)
+    _consent_arguments(commands)
 
     from host_bridge.gateway.attach import add_attach_command
 
@@ -176,15 +319,23 @@ def build_parser() -> argparse.ArgumentParser:
 _GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 """Inherited from a git hook or alias, these would point every repository look-up at one repository."""
 
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+CLOSED_PIPE = 141
+"""Exit code when stdout was closed by its reader (128 + SIGPIPE, as a shell reports it)."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``host-bridge`` console script."""
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments == ["serve"]:
         # What editors run, then wait for `initialize`: building the parser costs milliseconds (and shutil).
-        args = argparse.Namespace(verbose=False, handler=_serve)
+        args = argparse.Namespace(verbose=False, handler=_serve, command="serve")
     else:
-        args = build_parser().parse_args(arguments)
+        try:
+            args = build_parser().parse_args(arguments)
+        except KeyboardInterrupt:
+            return INTERRUPTED
     for name in _GIT_LOCATION_VARIABLES:
         os.environ.pop(name, None)
     logging.basicConfig(
@@ -192,7 +343,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    return int(args.handler(args))
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command's handler; user errors, Ctrl-C and a closed stdout end it with a sentence, not a traceback."""
+    name = f"host-bridge {args.command}" if getattr(args, "command", None) else "host-bridge"
+    try:
+        code = int(args.handler(args))
+        sys.stdout.flush()
+        return code
+    except CommandError as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        return _closed_pipe()
+    except BaseExceptionGroup as group:  # from inside an event loop (connect)
+        if group.split(BrokenPipeError)[1] is not None:
+            raise
+        return _closed_pipe()
+    except OSError as error:
+        print(f"{name}: {_os_error(error)}", file=sys.stderr)
+        return 1
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``| head -1``): nothing more can be said there, and nothing is wrong."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE
+
+
+def _os_error(error: OSError) -> str:
+    """``[Errno 20] Not a directory: '/x/audit.jsonl'`` as ``/x/audit.jsonl: not a directory``."""
+    reason = (error.strerror or str(error)).lower()
+    return f"{error.filename}: {reason}" if error.filename else reason
 
 
 if __name__ == "__main__":

@@ -149,6 +149,9 @@ class ServerConnection:
         """The server's capabilities while connected."""
         self.log: deque[str] = deque(maxlen=self.settings.log_lines)
         """Last stderr lines of the server."""
+        self.exit_status: int | None = None
+        """How its process last ended: the exit status, or minus the signal that ended it (``None``: no process of it
+        has ended yet). A stdio server that exits at once is reported with it."""
         self.starts = 0
         """How many times a process was started or a connection opened."""
         self._roots = roots
@@ -427,6 +430,7 @@ class ServerConnection:
             stderr=write_fd,
             server=self.id,
             on_lost=self._lose,
+            on_exit=self._exited,
             max_line_bytes=settings.max_line_bytes,
             limits=limits,
         )
@@ -477,6 +481,10 @@ class ServerConnection:
                 self._lose(f"sent more than {self.settings.malformed_budget} malformed messages in a minute")
             return
         self._events.notification(self, message)
+
+    def _exited(self, status: int | None) -> None:
+        if status is not None:
+            self.exit_status = status
 
     def _lose(self, reason: str) -> None:
         if self._lost is None:

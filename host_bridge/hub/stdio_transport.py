@@ -175,6 +175,7 @@ async def stdio_transport(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     limits: AnswerLimits | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    on_exit: Callable[[int | None], None] | None = None,
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
@@ -186,7 +187,8 @@ async def stdio_transport(
     when the transport ends the connection itself (a line over ``max_line_bytes``); the session then sees the
     stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`).
     ``preexec_fn`` runs in the forked child before ``exec`` (the OS sandbox; it must end with the parent-death
-    signal, :func:`host_bridge.procs.die_with_parent`, which is the default). Raises ``OSError`` when the command
+    signal, :func:`host_bridge.procs.die_with_parent`, which is the default). ``on_exit`` hears the process's
+    return code once it is stopped (negative: the signal that ended it). Raises ``OSError`` when the command
     cannot be started, ``subprocess.SubprocessError`` when ``preexec_fn`` failed.
     """
     try:
@@ -241,6 +243,8 @@ async def stdio_transport(
         with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
         await _stop(process)
+        if on_exit is not None:
+            on_exit(process.returncode)
         for stream in (read_stream, write_stream, read_stream_writer, write_stream_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()

@@ -4,5 +4,6 @@
   servers it names, usage errors;
 - ``prompts``: consent questions on the terminal;
 - ``output``: what is printed — lines, the hub's events, the tables (one formatter);
-- ``session``: detect, ask, then run the core for what was asked (``connect``).
+- ``session``: detect, ask, then run the core for what was asked (``connect``);
+- ``consent``: the saved decisions listed and changed (``host-bridge consent``).
 """

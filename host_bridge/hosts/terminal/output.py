@@ -1,14 +1,22 @@
-"""What ``connect`` prints: results and progress, problems and server logs, the hub's events and the tables.
+"""What ``connect`` prints: results, progress, problems and server logs, the hub's events and the tables.
+
+Results (resource lists, contents, followed changes) go to stdout and nothing else does, so ``connect --read URI >
+file.md`` writes only the resource; progress, questions, problems and server logs go to stderr.
 
 One table formatter (:func:`format_table`) serves every table the command line prints: the candidate folders
-(``host-bridge roots``, ``connect``) and the resources (``connect --list``).
+(``host-bridge roots``, ``connect``), the resources and templates (``connect --list``) and the saved decisions
+(``consent list``). On a terminal (or with ``COLUMNS`` set) tables fit its width: the widest columns shrink and
+their cells are cut with "…" (paths and URIs keep their end); piped, cells are never cut.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Callable, Sequence
-from typing import TextIO
+import shutil
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import BinaryIO, TextIO
 
 import anyio
 
@@ -16,7 +24,7 @@ from host_bridge.consent.identity import ServerIdentity
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.labels import sanitize_label
-from host_bridge.hub.resources.models import ResourceItem
+from host_bridge.hub.resources.models import ResourceItem, TemplateItem
 from host_bridge.roots import Root
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.text import visible
@@ -25,28 +33,53 @@ from host_bridge.workspace.models import Detection
 
 
 class Terminal:
-    """Where ``connect`` writes: results and progress on ``out``, problems and server logs on ``err``."""
+    """Where ``connect`` writes: results on ``out``; progress, questions, problems and server logs on ``err``."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, quiet: bool = False) -> None:
         self.out = out
-        """Results and progress."""
+        """Results only."""
         self.err = err
-        """Warnings, errors and server stderr lines."""
+        """Progress, questions, warnings, errors and server stderr lines."""
+        self.quiet = quiet
+        """Leave out progress (:meth:`say`)."""
 
     def say(self, text: str) -> None:
-        """Print a line of results or progress."""
-        print(text, file=self.out, flush=True)
+        """Print a line of progress (left out when quiet)."""
+        if not self.quiet:
+            print(text, file=self.err, flush=True)
 
     def warn(self, text: str) -> None:
-        """Print a line about a problem."""
+        """Print a line about a problem, or a note the user must see."""
         print(text, file=self.err, flush=True)
 
+    def ask(self, question: str) -> None:
+        """Show a question (no line break: the answer follows it)."""
+        self.err.write(question)
+        self.err.flush()
+
+    def result(self, text: str) -> None:
+        """Print a line of results."""
+        print(text, file=self.out, flush=True)
+
     def write(self, text: str) -> None:
-        """Print resource text as it is (controls removed when ``out`` is a terminal), ending the line."""
+        """Print resource text: as it is when ``out`` is not a terminal (a file gets exactly the resource); on a
+        terminal with controls removed and a final line break."""
         if is_tty(self.out):
             text = "\n".join(sanitize_label(line) for line in text.split("\n"))
-        self.out.write(text if text.endswith("\n") else text + "\n")
+            text = text if text.endswith("\n") else text + "\n"
+        self.out.write(text)
         self.out.flush()
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write binary resource contents to ``out`` as they are (never to a terminal: see :meth:`write`)."""
+        self.out.flush()
+        binary: BinaryIO = self.out.buffer
+        binary.write(data)
+        binary.flush()
+
+    def width(self) -> int | None:
+        """The width tables printed on ``err`` should fit (:func:`table_width`)."""
+        return table_width(self.err)
 
 
 class TerminalEvents:
@@ -64,6 +97,11 @@ class TerminalEvents:
         """Servers that were answered a non-empty ``roots/list``."""
         self.relisted: set[str] = set()
         """Servers that announced a changed resource list after their last non-empty roots answer."""
+        self.ever_running: set[str] = set()
+        """Servers that reached ``running`` in this run."""
+        self.settling = True
+        """Set until the first summary of the servers: failures and restarts are left to it, not reported as they
+        happen."""
         self._arrived = anyio.Event()
 
     def server_changed(self, status: ServerStatus) -> None:
@@ -85,13 +123,13 @@ class TerminalEvents:
         if server_id in self.answered:
             self.relisted.add(server_id)
         if self._show_changes:
-            self._terminal.say(f"[{server_id}] resource list changed")
+            self._terminal.result(f"[{server_id}] resource list changed")
         self._arrived.set()
 
     def resource_updated(self, server_id: str, uri: str) -> None:
         """A subscribed resource changed."""
         if self._show_changes:
-            self._terminal.say(f"[{server_id}] updated {sanitize_label(uri)}")
+            self._terminal.result(f"[{server_id}] updated {sanitize_label(uri)}")
         self._arrived.set()
 
     def notice(self, server_id: str | None, message: str) -> None:
@@ -130,15 +168,16 @@ class TerminalEvents:
         name = f"[{status.id}]"
         error = sanitize_label(status.last_error) if status.last_error else None
         if status.state is ServerState.RUNNING:
+            self.ever_running.add(status.id)
             self._terminal.say(f"{name} running (protocol {status.protocol_version or 'unknown'})")
+        elif self.settling:
+            return  # the summary after the servers settled says why each one that is not running is not
         elif status.state is ServerState.FAILED:
-            self._terminal.say(f"{name} failed: {error or 'no reason was given'}")
+            self._terminal.warn(f"{name} failed: {error or 'no reason was given'}")
         elif status.state is ServerState.RESTARTING:
-            self._terminal.say(f"{name} restarting" + (f" after: {error}" if error else ""))
-        elif status.state is ServerState.AWAITING_TRUST:
-            self._terminal.say(f"{name} is not started: it needs your trust")
+            self._terminal.warn(f"{name} restarting" + (f" after: {error}" if error else ""))
         elif status.state is ServerState.STOPPED and previous is not None and not self.closing:
-            self._terminal.say(f"{name} stopped" + (f": {error}" if error else ""))
+            self._terminal.warn(f"{name} stopped" + (f": {error}" if error else ""))
 
 
 class AnnouncingAuditLog(AuditLog):
@@ -154,17 +193,67 @@ class AnnouncingAuditLog(AuditLog):
         self._on_answer(identity.server_id, roots)
 
 
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def table_width(stream: TextIO | None) -> int | None:
+    """The width a table printed on ``stream`` should fit: ``COLUMNS`` when set, else the terminal's width when
+    ``stream`` is a terminal, else ``None`` (piped or redirected: never cut)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if not is_tty(stream):
+        return None
+    assert stream is not None
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or shutil.get_terminal_size().columns
+    except (OSError, ValueError):
+        return shutil.get_terminal_size().columns
+
+
+_MIN_COLUMN = 8
+"""A shrunk column keeps at least this many characters (or its header's)."""
+
+
+def format_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    width: int | None = None,
+    keep_end: Iterable[int] = (),
+) -> str:
     """A plain-text table: every column but the last padded to its widest cell, two spaces apart, no trailing
-    spaces."""
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header) - 1)]
-    return "\n".join(
-        "  ".join([*(cell.ljust(widths[c]) for c, cell in enumerate(row[:-1])), row[-1]]).rstrip()
-        for row in [header, *rows]
-    )
+    spaces.
+
+    With ``width``, lines longer than it are fit into it: the widest column shrinks first, one character at a time,
+    never below its header or 8 characters; cut cells end with "…", or start with it for the columns in
+    ``keep_end`` (paths and URIs, whose end says most).
+    """
+    table = [list(header), *(list(row) for row in rows)]
+    count = len(header)
+    widths = [max(len(row[column]) for row in table) for column in range(count)]
+    if width is not None:
+        budget = width - 2 * (count - 1)
+        floors = [min(widths[c], max(len(header[c]), _MIN_COLUMN)) for c in range(count)]
+        while sum(widths) > budget:
+            shrinkable = [c for c in range(count) if widths[c] > floors[c]]
+            if not shrinkable:
+                break
+            widths[max(shrinkable, key=lambda c: widths[c])] -= 1
+    ends = frozenset(keep_end)
+    lines: list[str] = []
+    for row in table:
+        cells = [_fit(cell, widths[c], c in ends) for c, cell in enumerate(row)]
+        lines.append("  ".join([*(cell.ljust(widths[c]) for c, cell in enumerate(cells[:-1])), cells[-1]]).rstrip())
+    return "\n".join(lines)
 
 
-def candidate_table(result: Detection) -> str:
+def _fit(cell: str, width: int, keep_end: bool) -> str:
+    if len(cell) <= width:
+        return cell
+    if width <= 1:
+        return "…"[:width]
+    return "…" + cell[len(cell) - width + 1 :] if keep_end else cell[: width - 1] + "…"
+
+
+def candidate_table(result: Detection, *, width: int | None = None) -> str:
     """The candidates: name, kinds, markers and path, nested ones indented."""
     if not result.candidates:
         return "no candidate folders found"
@@ -178,15 +267,28 @@ def candidate_table(result: Detection) -> str:
         except UriError:
             where = candidate.uri
         rows.append(("  " * level + candidate.name, ",".join(candidate.kinds), " ".join(candidate.markers), where))
-    return format_table(("NAME", "KINDS", "MARKERS", "PATH"), rows)
+    return format_table(("NAME", "KINDS", "MARKERS", "PATH"), rows, width=width, keep_end=(3,))
 
 
-def resource_table(items: Sequence[ResourceItem]) -> str:
+def resource_table(items: Sequence[ResourceItem], *, width: int | None = None) -> str:
     """The resources: server, URI, name and MIME type."""
     if not items:
         return "no resources"
-    rows = [(i.server, sanitize_label(i.uri), i.name, i.mime_type or "") for i in items]
-    return format_table(("SERVER", "URI", "NAME", "MIMETYPE"), rows)
+    rows = [(i.server, sanitize_label(i.uri), sanitize_label(i.name), i.mime_type or "") for i in items]
+    return format_table(("SERVER", "URI", "NAME", "MIMETYPE"), rows, width=width, keep_end=(1,))
+
+
+def template_table(items: Sequence[TemplateItem], *, width: int | None = None) -> str:
+    """The resource templates: server, URI template, name and MIME type."""
+    if not items:
+        return "no resource templates"
+    rows = [(i.server, sanitize_label(i.uri_template), sanitize_label(i.name), i.mime_type or "") for i in items]
+    return format_table(("SERVER", "URI TEMPLATE", "NAME", "MIMETYPE"), rows, width=width, keep_end=(1,))
+
+
+def tail(lines: Iterable[str], count: int) -> list[str]:
+    """The last ``count`` of ``lines``, fit for a terminal."""
+    return [sanitize_label(line) for line in deque(lines, maxlen=count)]
 
 
 def root_label(root: Root) -> str:
