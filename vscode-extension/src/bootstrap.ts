@@ -293,13 +293,13 @@ async function build(
     );
   }
   const offline = installsOffline(bundle, python.version);
-  const source = offline
-    ? ["--no-index"]
-    : ["--timeout", String(limits.pipTimeoutSeconds), "--retries", "1", "--progress-bar", "off"];
+  const source = offline ? ["--no-index"] : ["--timeout", String(limits.pipTimeoutSeconds), "--retries", "1"];
   const args = [
     path.join(bundle.pip, "pip"),
     "install",
     "--no-compile",
+    "--progress-bar",
+    "off",
     "--constraint",
     bundle.constraints,
     "--find-links",

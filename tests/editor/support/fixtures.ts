@@ -33,6 +33,10 @@ export interface EditorOptions {
   readonly servers: Record<string, ServerEntry>;
   /** Leave Workspace Trust on, so the workspace opens in Restricted Mode until trusted (default: trust off). */
   readonly workspaceTrust?: boolean;
+  /** `hostBridge.python` (default: the repository's interpreter, which has host_bridge: no private environment). */
+  readonly python?: string;
+  /** code-server's environment, and so the sidecar's and pip's (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** The user and machine settings of a test's code-server. */
@@ -54,7 +58,7 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "chat.disableAIFeatures": true,
     "hostBridge.servers": options.servers,
   };
-  return { user, machine: { "hostBridge.python": PYTHON } };
+  return { user, machine: { "hostBridge.python": options.python ?? PYTHON } };
 }
 
 /** Playwright's `test` with `folders` (a fresh two-folder workspace) and `openEditor` (code-server in the page). */
@@ -69,7 +73,7 @@ export const test = base.extend<{ folders: Folders; openEditor: (options: Editor
     const servers: CodeServer[] = [];
     await use(async (options) => {
       const userDataDir = path.join(folders.root, `user-data-${servers.length}`);
-      const server = await CodeServer.start(userDataDir, EXTENSIONS_DIR, editorSettings(options));
+      const server = await CodeServer.start(userDataDir, EXTENSIONS_DIR, editorSettings(options), options.env);
       servers.push(server);
       return Workbench.open(page, server, { workspace: folders.workspaceFile });
     });
