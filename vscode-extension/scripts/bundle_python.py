@@ -126,6 +126,9 @@ def resolve(
     A pinned version without a wheel for this target (cryptography stopped publishing macOS x86_64 wheels) is
     replaced by the newest version that has one, which is removed from ``pins`` (the caller's dict) and reported.
     """
+    # What pip found no wheel for at all, remembered between builds: a re-run does not ask the index again.
+    record = cache / "unavailable.json"
+    unavailable: set[str] = set(json.loads(record.read_text(encoding="utf-8"))) if record.exists() else set()
     tried: set[str] = set()
     while True:
         available = [Wheel.parse(path.name) for path in cache.glob("*.whl")]
@@ -137,26 +140,28 @@ def resolve(
             reasons = "\n".join(f"  {missing.why}" for missing in result.missing)
             raise failure(target, python, reasons)
         tried.update(new)
+        key = f"{target.name} cp{python[0]}{python[1]} "
+        gone = [missing for missing in new.values() if key + missing.wanted in unavailable]
+        fetch = [missing for missing in new.values() if key + missing.wanted not in unavailable]
         try:
-            download(sorted(new), target, python, cache)
-            continue
+            if fetch:
+                download(sorted(missing.wanted for missing in fetch), target, python, cache)
         except DownloadError:
-            pass
-        for missing in new.values():
-            try:
-                download([missing.wanted], target, python, cache)
-                continue
-            except DownloadError as error:
-                if missing.pin is None:
-                    raise failure(target, python, str(error)) from None
+            for missing in fetch:
+                try:
+                    download([missing.wanted], target, python, cache)
+                except DownloadError as error:
+                    if missing.pin is None:
+                        raise failure(target, python, str(error)) from None
+                    gone.append(missing)
+                    unavailable.add(key + missing.wanted)
+                    record.write_text(json.dumps(sorted(unavailable), indent=2) + "\n", encoding="utf-8")
+        for missing in gone:
+            # The next round takes the newest cached wheel that satisfies the requirement, or downloads it.
             print(
                 f"  note: {missing.name} {missing.pin} has no wheel for {target.name}, CPython "
                 f"{python_label(python)}: using the newest {missing.name}{missing.specifier} that has one"
             )
-            try:
-                download([f"{missing.name}{missing.specifier}"], target, python, cache)
-            except DownloadError as error:
-                raise failure(target, python, str(error)) from None
             del pins[missing.name]
 
 
