@@ -12,9 +12,15 @@ EXT    := vscode-extension
 EXTNPM := $(EXT)/node_modules/.installed
 E2E    := tests/editor
 E2ENPM := $(E2E)/node_modules/.installed
-VSIX   := $(EXT)/dist/host-bridge-$(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | head -n 1).vsix
+EXTVER := $(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | head -n 1)
+# The universal package (dependencies from the package index at first start) and this machine's platform package.
+VSIX   := $(EXT)/dist/host-bridge-$(EXTVER).vsix
+VSIX_LINUX := $(EXT)/dist/host-bridge-linux-x64-$(EXTVER).vsix
+# Every platform package: each carries the wheels CPython 3.11–3.14 installs there (no network at first start).
+VSIX_TARGETS := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
+PACKAGE := PYTHON=$(CURDIR)/$(BIN)/python $(EXT)/scripts/package.sh
 
-.PHONY: install tools run test lint typecheck unit bench clean protocol extension extension-test e2e FORCE
+.PHONY: install tools run test lint typecheck unit bench clean protocol extension-js extension extensions-all extension-test e2e FORCE
 
 # A .venv whose Python is older than $(MIN_PYTHON) (or gone) is rebuilt, with everything installed in it.
 VENV_STALE := $(shell [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' >/dev/null 2>&1 && echo yes)
@@ -67,14 +73,25 @@ install: $(STAMP) $(PEERS) $(EXTNPM)
 protocol: $(STAMP)
 	$(BIN)/python -m host_bridge.hosts.lsp.typescript --write $(EXT)/src/protocol.ts
 
-# Type-check, bundle and package the extension with the sidecar wheel; then check the package's contents.
-extension: install
+# Type-check and bundle the extension's code (dist/extension.js); remove packages of an earlier build.
+extension-js: install
 	$(BIN)/python -m host_bridge.hosts.lsp.typescript --check $(EXT)/src/protocol.ts
 	cd $(EXT) && npx tsc --noEmit -p .
 	cd $(EXT) && node scripts/build.mjs --minify
-	$(BIN)/python $(EXT)/scripts/bundle_python.py
-	cd $(EXT) && npx vsce package --no-dependencies --out dist/
-	$(BIN)/python $(EXT)/scripts/check_vsix.py $(VSIX)
+	rm -f $(EXT)/dist/*.vsix
+
+# The universal .vsix and the linux-x64 one (wheels downloaded once into ~/.cache/host-bridge/wheels, see
+# scripts/bundle_python.py); then check what each package holds.
+extension: extension-js
+	$(PACKAGE) universal
+	$(PACKAGE) linux-x64
+	$(BIN)/python $(EXT)/scripts/check_vsix.py $(VSIX) $(VSIX_LINUX)
+
+# The universal .vsix and every platform one.
+extensions-all: extension-js
+	$(PACKAGE) universal
+	for target in $(VSIX_TARGETS); do $(PACKAGE) $$target || exit 1; done
+	$(BIN)/python $(EXT)/scripts/check_vsix.py $(VSIX) $(VSIX_TARGETS:%=$(EXT)/dist/host-bridge-%-$(EXTVER).vsix)
 
 # Unit tests (no VS Code), then the real sidecar driven from Node through src/protocol.ts.
 extension-test: extension
@@ -91,7 +108,7 @@ $(E2ENPM): $(E2E)/package.json $(E2E)/package-lock.json
 e2e: extension $(E2ENPM)
 	$(E2E)/scripts/prepare.sh
 	cd $(E2E) && npx tsc --noEmit -p .
-	cd $(E2E) && HOST_BRIDGE_VSIX=$(CURDIR)/$(VSIX) HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx playwright test
+	cd $(E2E) && HOST_BRIDGE_VSIX=$(CURDIR)/$(VSIX_LINUX) HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx playwright test
 
 run: $(RUNSTAMP)
 	$(BIN)/host-bridge connect --list .

@@ -1,63 +1,233 @@
-"""Put the sidecar into the extension package: ``python/host_bridge-*.whl`` and ``python/constraints.txt``.
+"""Put the sidecar into the extension package's ``python/`` folder, for one ``vsce package --target``.
 
-Run with the project's virtual environment (``.venv/bin/python``): the constraints pin every runtime
-dependency of ``host-bridge`` to the version installed (and tested) there, so a user's private environment
-gets exactly what ``make test`` ran against.
+Usage: ``bundle_python.py --target universal|linux-x64|linux-arm64|darwin-x64|darwin-arm64|win32-x64``.
+Run with the project's virtual environment (``.venv/bin/python``). It writes:
+
+- ``host_bridge-*.whl``: the sidecar;
+- ``constraints.txt``: every runtime dependency of ``host-bridge`` pinned to the version installed (and tested)
+  in this environment, so a user's private environment gets exactly what ``make test`` ran against;
+- ``wheels/``: pip's own wheel (the extension builds the private environment with ``venv --without-pip`` and
+  this pip), and for a platform target a wheel of every runtime dependency for CPython 3.11–3.14 on that
+  platform (pure-Python ones once), so that the first start installs with ``--no-index``: no network;
+- ``bundle.json``: the target and the Python versions ``wheels/`` is complete for.
+
+Wheels are downloaded with ``pip download --no-deps --platform … --python-version …`` into a cache kept between
+builds (``$HOST_BRIDGE_WHEEL_CACHE``, default ``~/.cache/host-bridge/wheels``; pip's own HTTP cache helps the
+first fill). A build whose wheels are all in that cache does not touch the network.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+from wheelhouse import PYTHONS, TARGETS, Closure, Target, Wheel, closure, folder_requires, python_label, wheel_requires
 
 HERE = Path(__file__).resolve().parent
 EXTENSION = HERE.parent
 PROJECT = EXTENSION.parent
 OUT = EXTENSION / "python"
+UNIVERSAL = "universal"
+
+
+def default_cache() -> Path:
+    configured = os.environ.get("HOST_BRIDGE_WHEEL_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "host-bridge" / "wheels"
 
 
 def runtime_closure(root: str) -> dict[str, str]:
-    """``{name: version}`` of ``root`` and everything it needs at run time (no extras) in this environment."""
+    """``{name: version}`` of ``root`` and everything it needs at run time in this environment.
+
+    Extras a requirement asks for (``pyjwt[crypto]``) are followed; ``root``'s own extras are not.
+    """
     environment = {k: str(v) for k, v in default_environment().items()}
-    pending = [root]
+    pending: list[tuple[str, frozenset[str]]] = [(root, frozenset())]
     found: dict[str, str] = {}
+    done: dict[str, set[str]] = {}
     while pending:
-        name = pending.pop()
+        name, extras = pending.pop()
         key = re.sub(r"[-_.]+", "-", name).lower()
-        if key in found:
+        if key in done and extras <= done[key]:
             continue
+        done.setdefault(key, set()).update(extras)
         dist = metadata.distribution(name)
         found[key] = dist.version
         for line in dist.requires or []:
             requirement = Requirement(line)
-            if requirement.marker is not None and not requirement.marker.evaluate({**environment, "extra": ""}):
+            marker = requirement.marker
+            if marker is not None and not any(marker.evaluate({**environment, "extra": e}) for e in {"", *extras}):
                 continue
-            pending.append(requirement.name)
+            pending.append((requirement.name, frozenset(requirement.extras)))
     return found
 
 
-def main() -> int:
-    shutil.rmtree(OUT, ignore_errors=True)
-    OUT.mkdir()
+class DownloadError(Exception):
+    """pip could not download a requirement; the message holds pip's errors."""
+
+
+def download(requirements: list[str], target: Target, python: tuple[int, int], cache: Path) -> None:
+    """``pip download`` the best wheel of each requirement for ``python`` on ``target`` into ``cache``."""
+    platforms = [arg for platform in target.platforms for arg in ("--platform", platform)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python_label(python),
+        "--abi",
+        f"cp{python[0]}{python[1]}",
+        *platforms,
+        "--dest",
+        str(cache),
+        *requirements,
+    ]
+    print(f"  downloading for {target.name}, CPython {python_label(python)}: {' '.join(requirements)}")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+        raise DownloadError("\n".join(errors or done.stderr.splitlines()[-10:]))
+
+
+def failure(target: Target, python: tuple[int, int], why: str) -> SystemExit:
+    return SystemExit(f"bundle_python: {target.name}, CPython {python_label(python)}:\n{why}")
+
+
+def resolve(
+    roots: list[str],
+    pins: dict[NormalizedName, Version],
+    target: Target,
+    python: tuple[int, int],
+    cache: Path,
+) -> Closure:
+    """The wheels CPython ``python`` on ``target`` installs for ``roots``, downloading what the cache lacks.
+
+    A pinned version without a wheel for this target (cryptography stopped publishing macOS x86_64 wheels) is
+    replaced by the newest version that has one, which is removed from ``pins`` (the caller's dict) and reported.
+    """
+    # What pip found no wheel for at all, remembered between builds: a re-run does not ask the index again.
+    record = cache / "unavailable.json"
+    unavailable: set[str] = set(json.loads(record.read_text(encoding="utf-8"))) if record.exists() else set()
+    tried: set[str] = set()
+    while True:
+        available = [Wheel.parse(path.name) for path in cache.glob("*.whl")]
+        result = closure(roots, pins, target, python, available, folder_requires(cache))
+        if not result.missing:
+            return result
+        new = {missing.wanted: missing for missing in result.missing if missing.wanted not in tried}
+        if not new:
+            reasons = "\n".join(f"  {missing.why}" for missing in result.missing)
+            raise failure(target, python, reasons)
+        tried.update(new)
+        key = f"{target.name} cp{python[0]}{python[1]} "
+        gone = [missing for missing in new.values() if key + missing.wanted in unavailable]
+        fetch = [missing for missing in new.values() if key + missing.wanted not in unavailable]
+        try:
+            if fetch:
+                download(sorted(missing.wanted for missing in fetch), target, python, cache)
+        except DownloadError:
+            for missing in fetch:
+                try:
+                    download([missing.wanted], target, python, cache)
+                except DownloadError as error:
+                    if missing.pin is None:
+                        raise failure(target, python, str(error)) from None
+                    gone.append(missing)
+                    unavailable.add(key + missing.wanted)
+                    record.write_text(json.dumps(sorted(unavailable), indent=2) + "\n", encoding="utf-8")
+        for missing in gone:
+            # The next round takes the newest cached wheel that satisfies the requirement, or downloads it.
+            print(
+                f"  note: {missing.name} {missing.pin} has no wheel for {target.name}, CPython "
+                f"{python_label(python)}: using the newest {missing.name}{missing.specifier} that has one"
+            )
+            del pins[missing.name]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--target", choices=[UNIVERSAL, *TARGETS], default=UNIVERSAL)
+    parser.add_argument("--cache", type=Path, default=default_cache())
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    cache: Path = args.cache
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "wheels").mkdir(parents=True)
+    cache.mkdir(parents=True, exist_ok=True)
+
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(OUT), str(PROJECT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(PROJECT)],
         check=True,
     )
-    pins = runtime_closure("host-bridge")
-    pins.pop("host-bridge")
+    [sidecar] = out.glob("host_bridge-*.whl")
+    versions = runtime_closure("host-bridge")
+    versions.pop("host-bridge")
+    pins = {canonicalize_name(name): Version(version) for name, version in versions.items()}
+
+    # pip itself is pure: any target and Python find the same wheel.
+    pip_pin = f"pip=={metadata.version('pip')}"
+    [pip] = resolve([pip_pin], {}, TARGETS["linux-x64"], PYTHONS[0], cache).chosen.values()
+    bundled: dict[str, Wheel] = {pip.filename: pip}
+    pythons: list[str] = []
+    if args.target != UNIVERSAL:
+        target = TARGETS[args.target]
+        with zipfile.ZipFile(sidecar) as opened:
+            roots = wheel_requires(opened)
+        tested = dict(pins)
+        while True:
+            # Start again when a pin had to give way, so that every Python gets the same versions.
+            before = dict(pins)
+            closures = [resolve(roots, pins, target, python, cache) for python in PYTHONS]
+            if pins == before:
+                break
+        for replaced in tested.keys() - pins.keys():
+            chosen = {c.chosen[replaced].version for c in closures if replaced in c.chosen}
+            if len(chosen) != 1:
+                raise SystemExit(f"bundle_python: {target.name}: no one version of {replaced} for every Python")
+            [version] = chosen
+            pins[replaced] = version
+            print(f"  {target.name} gets {replaced} {version} instead of {tested[replaced]}")
+        for result in closures:
+            bundled.update((wheel.filename, wheel) for wheel in result.chosen.values())
+        pythons = [python_label(python) for python in PYTHONS]
     lines = [f"{name}=={version}" for name, version in sorted(pins.items())]
-    (OUT / "constraints.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    wheels = [p.name for p in OUT.glob("host_bridge-*.whl")]
-    print(f"bundled {', '.join(wheels)} with {len(lines)} pinned dependencies")
+    (out / "constraints.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for filename in bundled:
+        shutil.copyfile(cache / filename, out / "wheels" / filename)
+    manifest = {"target": args.target, "pythons": pythons, "pip": pip.filename}
+    (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+    size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+    pure = sum(wheel.pure for wheel in bundled.values())
+    span = f"CPython {pythons[0]}–{pythons[-1]}" if pythons else "dependencies from the package index at first start"
+    print(
+        f"bundled {sidecar.name} for {args.target}: {len(lines)} pinned dependencies, {len(bundled)} wheels "
+        f"({pure} pure) for {span}, {size / 1e6:.1f} MB"
+    )
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

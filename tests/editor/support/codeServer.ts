@@ -58,12 +58,14 @@ export class CodeServer {
    * Start code-server and wait until it listens. `settings.user` are the user settings; `settings.machine` the
    * settings of the machine code-server runs on, where a remote window always reads machine-scoped settings
    * from (it ignored `hostBridge.python` in the user settings on a fresh profile's first start).
-   * `userDataDir` must be a fresh folder; `extensionsDir` already holds the extension.
+   * `userDataDir` must be a fresh folder; `extensionsDir` already holds the extension. `env` is the environment
+   * of code-server and so of the extension host, the sidecar and the servers (default: this process's).
    */
   static async start(
     userDataDir: string,
     extensionsDir: string,
     settings: { readonly user: object; readonly machine: object },
+    env: NodeJS.ProcessEnv = process.env,
   ): Promise<CodeServer> {
     for (const [folder, values] of [
       ["User", settings.user],
@@ -75,7 +77,7 @@ export class CodeServer {
     const child = spawn(
       NODE24,
       [...baseArgs(userDataDir, extensionsDir), "--auth", "none", "--bind-addr", "127.0.0.1:0"],
-      { stdio: ["ignore", "pipe", "pipe"], detached: true },
+      { stdio: ["ignore", "pipe", "pipe"], detached: true, env },
     );
     const output: string[] = [];
     let url: string | undefined;

@@ -5,7 +5,12 @@ import path from "node:path";
 import { test as base } from "@playwright/test";
 import { CodeServer } from "./codeServer";
 import { type Folders, makeFolders } from "./folders";
-import { PYTHON, SERVER_EVERYTHING, SERVER_FILESYSTEM, WORKSPACE_SERVER } from "./paths";
+import {
+  PYTHON,
+  SERVER_EVERYTHING,
+  SERVER_FILESYSTEM,
+  WORKSPACE_SERVER,
+} from "./paths";
 import { Workbench } from "./workbench";
 
 /** The extensions folder the global setup installed the .vsix into. */
@@ -19,13 +24,25 @@ export interface ServerEntry {
 }
 
 /** The pinned server-filesystem, given no directories: it works only with the roots it is sent. */
-export const filesystemServer = (): ServerEntry => ({ type: "stdio", command: "node", args: [SERVER_FILESYSTEM] });
+export const filesystemServer = (): ServerEntry => ({
+  type: "stdio",
+  command: "node",
+  args: [SERVER_FILESYSTEM],
+});
 
 /** The pinned server-everything over stdio. */
-export const everythingServer = (): ServerEntry => ({ type: "stdio", command: "node", args: [SERVER_EVERYTHING, "stdio"] });
+export const everythingServer = (): ServerEntry => ({
+  type: "stdio",
+  command: "node",
+  args: [SERVER_EVERYTHING, "stdio"],
+});
 
 /** host_bridge's example workspace server, run by the repository's interpreter. */
-export const workspaceServer = (): ServerEntry => ({ type: "stdio", command: PYTHON, args: [WORKSPACE_SERVER] });
+export const workspaceServer = (): ServerEntry => ({
+  type: "stdio",
+  command: PYTHON,
+  args: [WORKSPACE_SERVER],
+});
 
 /** How to start the editor. */
 export interface EditorOptions {
@@ -40,13 +57,24 @@ export interface EditorOptions {
    * touch paths outside the folders shared with them.
    */
   readonly sandbox?: "enforce" | "off";
+  /** `hostBridge.python` (default: the repository's interpreter, which has host_bridge: no private environment). */
+  readonly python?: string;
+  /** code-server's environment, and so the sidecar's and pip's (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** The user settings that leave VS Code's own MCP support on (VS Code still starts no server by itself). */
-export const VS_CODE_MCP = { "chat.mcp.access": "all", "chat.disableAIFeatures": false, "chat.mcp.autostart": "never" };
+export const VS_CODE_MCP = {
+  "chat.mcp.access": "all",
+  "chat.disableAIFeatures": false,
+  "chat.mcp.autostart": "never",
+};
 
 /** The user and machine settings of a test's code-server. */
-export function editorSettings(options: EditorOptions): { user: object; machine: object } {
+export function editorSettings(options: EditorOptions): {
+  user: object;
+  machine: object;
+} {
   const user = {
     "security.workspace.trust.enabled": options.workspaceTrust === true,
     "security.workspace.trust.startupPrompt": "always",
@@ -63,13 +91,21 @@ export function editorSettings(options: EditorOptions): { user: object; machine:
     "chat.mcp.autostart": "never",
     "chat.disableAIFeatures": true,
     "hostBridge.servers": options.servers,
-    ...(options.sandbox === undefined ? {} : { "hostBridge.sandbox": options.sandbox }),
+    ...(options.sandbox === undefined
+      ? {}
+      : { "hostBridge.sandbox": options.sandbox }),
   };
-  return { user: options.vsCodeMcp === true ? { ...user, ...VS_CODE_MCP } : user, machine: { "hostBridge.python": PYTHON } };
+  return {
+    user: options.vsCodeMcp === true ? { ...user, ...VS_CODE_MCP } : user,
+    machine: { "hostBridge.python": options.python ?? PYTHON },
+  };
 }
 
 /** Playwright's `test` with `folders` (a fresh two-folder workspace) and `openEditor` (code-server in the page). */
-export const test = base.extend<{ folders: Folders; openEditor: (options: EditorOptions) => Promise<Workbench> }>({
+export const test = base.extend<{
+  folders: Folders;
+  openEditor: (options: EditorOptions) => Promise<Workbench>;
+}>({
   folders: async ({}, use) => {
     const folders = makeFolders();
     await use(folders);
@@ -79,15 +115,24 @@ export const test = base.extend<{ folders: Folders; openEditor: (options: Editor
   openEditor: async ({ page, folders }, use, testInfo) => {
     const servers: CodeServer[] = [];
     await use(async (options) => {
-      const userDataDir = path.join(folders.root, `user-data-${servers.length}`);
-      const server = await CodeServer.start(userDataDir, EXTENSIONS_DIR, editorSettings(options));
+      const userDataDir = path.join(
+        folders.root,
+        `user-data-${servers.length}`,
+      );
+      const server = await CodeServer.start(
+        userDataDir,
+        EXTENSIONS_DIR,
+        editorSettings(options),
+        options.env,
+      );
       servers.push(server);
       return Workbench.open(page, server, { workspace: folders.workspaceFile });
     });
     for (const server of servers) {
       await server.stop();
       // Kept in test-results/<test>/ for every test, and listed in the report when one fails.
-      const prefix = servers.length > 1 ? `${path.basename(server.userDataDir)}-` : "";
+      const prefix =
+        servers.length > 1 ? `${path.basename(server.userDataDir)}-` : "";
       for (const [name, body] of [
         ["extension.log", server.extensionLog()],
         ["code-server.log", server.printed],
@@ -95,7 +140,10 @@ export const test = base.extend<{ folders: Folders; openEditor: (options: Editor
       ] as const) {
         const file = testInfo.outputPath(prefix + name);
         writeFileSync(file, body);
-        await testInfo.attach(prefix + name, { path: file, contentType: "text/plain" });
+        await testInfo.attach(prefix + name, {
+          path: file,
+          contentType: "text/plain",
+        });
       }
     }
   },
@@ -122,9 +170,17 @@ export function auditedAnswers(server: CodeServer): AuditedAnswer[] {
   return readAudit(server)
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as { server: string; roots: (string | { uri: string })[] })
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          server: string;
+          roots: (string | { uri: string })[];
+        },
+    )
     .map((entry) => ({
       server: entry.server,
-      roots: entry.roots.map((root) => (typeof root === "string" ? root : root.uri)),
+      roots: entry.roots.map((root) =>
+        typeof root === "string" ? root : root.uri,
+      ),
     }));
 }

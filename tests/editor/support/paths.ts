@@ -41,17 +41,17 @@ export const SANDBOX_PROBE = path.join(REPO, "tests", "servers", "sandbox_probe.
 /** Where the screenshots the tests take are written (the best are copied to docs/images by hand). */
 export const SCREENSHOTS = path.join(REPO, "tests", "editor", "screenshots");
 
-/** The packaged extension that `make extension` built. */
+/** The packaged extension that `make extension` built: the linux-x64 one, which carries every wheel it installs. */
 export function vsixPath(): string {
   const fromEnv = process.env.HOST_BRIDGE_VSIX;
   if (fromEnv !== undefined) {
     return fromEnv;
   }
   const dist = path.join(REPO, "vscode-extension", "dist");
-  const found = existsSync(dist) ? readdirSync(dist).filter((name) => name.endsWith(".vsix")) : [];
+  const found = existsSync(dist) ? readdirSync(dist).filter((name) => /^host-bridge-linux-x64-.*\.vsix$/.test(name)) : [];
   const [only, ...others] = found;
   if (only === undefined || others.length > 0) {
-    throw new Error(`expected one .vsix in ${dist}, found ${found.length}; run \`make extension\` first`);
+    throw new Error(`expected one host-bridge-linux-x64-*.vsix in ${dist}, found ${found.length}; run \`make extension\` first`);
   }
   return path.join(dist, only);
 }
