@@ -30,7 +30,7 @@ def _folder(arg: str) -> WorkspaceFolder:
 def _roots(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from host_bridge.hosts.terminal.output import candidate_table
+    from host_bridge.hosts.roots_table import candidate_table
     from host_bridge.uris import UriError
     from host_bridge.workspace.detect import detect
     from host_bridge.workspace.models import DetectionSettings
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connect_arguments(connect)
 
-    from host_bridge.gateway.attach import add_attach_command
+    from host_bridge.gateway.command import add_attach_command
 
     add_attach_command(commands)
     return parser
