@@ -263,8 +263,9 @@ def verified_worktrees(worktrees: list[Worktree], common: str) -> list[Worktree]
     return kept
 
 
-_GITLINK = "160000"
-"""The index mode of a gitlink: a submodule, or a repository added inside another without ``.gitmodules``."""
+_GITLINK_TAGS = ("\0H 160000 ", "\0S 160000 ")
+"""How a record of a gitlink (a submodule, or a repository added inside another without ``.gitmodules``) starts:
+the tag of a cached (``H``) or skip-worktree (``S``) entry, then mode 160000."""
 
 
 def parse_listing(output: bytes) -> tuple[list[str], list[str]]:
@@ -273,12 +274,19 @@ def parse_listing(output: bytes) -> tuple[list[str], list[str]]:
     Each record is a tag and a space, then for a cached entry ``mode object stage<TAB>path`` and for an
     untracked one (tag ``?``) the path alone, so a file name shaped like a cached entry cannot pass for one.
     """
-    records = os.fsdecode(output).split("\0")
+    text = os.fsdecode(output)
+    records = text.split("\0")
     records.pop()  # what follows the last NUL
     files = [record[2:] if record[:1] == "?" else record.partition("\t")[2] for record in records]
-    gitlinks = [
-        record.partition("\t")[2] for record in records if record[2:8] == _GITLINK and record[:1] != "?"
-    ]
+    # Gitlinks are rare: find them in the text rather than testing every record.
+    gitlinks: list[str] = []
+    text = "\0" + text
+    for tag in _GITLINK_TAGS:
+        start = text.find(tag)
+        while start >= 0:
+            end = text.find("\0", start + 1)
+            gitlinks.append(text[start + 1 : end].partition("\t")[2])
+            start = text.find(tag, end)
     return files, gitlinks
 
 
