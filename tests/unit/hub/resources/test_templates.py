@@ -177,6 +177,7 @@ def test_a_list_of_something_other_than_strings_is_refused() -> None:
         expand(parse("x://{a}"), {"a": ["one", 2]})  # pyright: ignore[reportArgumentType]
 
 
+@pytest.mark.requirement("C20")
 @pytest.mark.parametrize(
     ("value", "expanded"),
     [
@@ -189,6 +190,7 @@ def test_reserved_expansion_keeps_triplets_and_encodes_what_a_uri_cannot_hold(va
     assert expand(parse("x://{+v}"), {"v": value}) == expanded
 
 
+@pytest.mark.requirement("C20")
 def test_literal_characters_a_uri_cannot_hold_are_percent_encoded() -> None:
     assert expand(parse("x://dossier été/100%/{v}"), {"v": "1"}) == "x://dossier%20%C3%A9t%C3%A9/100%25/1"
 
@@ -198,6 +200,7 @@ def test_a_value_that_looks_like_an_expression_is_not_expanded_again() -> None:
 
 
 @given(st.lists(st.text(), max_size=5))
+@pytest.mark.requirement("C20")
 def test_any_list_expands_to_one_path_segment_per_item_that_decodes_back(items: list[str]) -> None:
     try:
         "".join(items).encode()
