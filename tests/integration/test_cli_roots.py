@@ -98,7 +98,7 @@ print("\\n".join(sorted(sys.modules)), file=sys.stderr)
 
 
 @pytest.mark.parametrize("output", [[], ["--json"]], ids=["table", "json"])
-def test_roots_loads_neither_the_mcp_sdk_nor_the_hub_the_terminal_session_or_the_gateway(
+def test_roots_loads_neither_the_mcp_sdk_the_hub_the_terminal_session_the_gateway_nor_unneeded_parsers(
     tmp_path: Path, output: list[str]
 ) -> None:
     make_repo(tmp_path / "repo")
@@ -110,7 +110,7 @@ def test_roots_loads_neither_the_mcp_sdk_nor_the_hub_the_terminal_session_or_the
 
     loaded = set(result.stderr.split())
     assert "host_bridge.workspace.detect" in loaded
-    heavy = {"mcp", "mcp_types", "anyio", "httpx", "pygls", "lsprotocol"}
+    heavy = {"mcp", "mcp_types", "anyio", "httpx", "pygls", "lsprotocol", "defusedxml", "wcmatch", "configparser"}
     ours = ("host_bridge.hub", "host_bridge.hosts.terminal", "host_bridge.gateway.attach", "host_bridge.consent")
     assert sorted(loaded & heavy) == []
     assert sorted(name for name in loaded if name.startswith(ours)) == []
