@@ -66,8 +66,8 @@ class Template:
     varspecs: tuple[VarSpec, ...]
     """Every variable of every expression, in order (a name may come more than once)."""
     optional: frozenset[str]
-    """Names in the trailing run of query expressions (``{?…}``, then any ``{&…}``): every other variable must
-    have a value."""
+    """Names only in the trailing run of query expressions (``{?…}``, then any ``{&…}``): every other variable
+    must have a value."""
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -115,7 +115,9 @@ def parse(text: str) -> Template:
         query = (specs[0].operator == "&" and tail is not None) or specs[0].operator == "?"
         tail = [*(tail or ()), *specs] if query else None
         position = closing + 1
-    return Template(text, tuple(varspecs), frozenset(spec.name for spec in tail or ()))
+    tail = tail or []
+    elsewhere = {spec.name for spec in varspecs[: len(varspecs) - len(tail)]}
+    return Template(text, tuple(varspecs), frozenset(spec.name for spec in tail if spec.name not in elsewhere))
 
 
 def _expression(body: str, at: int) -> list[VarSpec]:

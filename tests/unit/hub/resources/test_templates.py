@@ -114,6 +114,7 @@ def test_variables_are_listed_once_in_order_whatever_their_operator_and_modifier
         ("x://{id}{&size}", set()),
         ("x://{id}{?page}/more", set()),
         ("x://{?a}/{id}{?b}", {"b"}),
+        ("x://{id}{?id,page}", {"page"}),
     ],
 )
 def test_only_a_trailing_run_of_query_expressions_starting_with_a_question_mark_is_optional(
