@@ -7,7 +7,11 @@ one nested independent repository.
 
 Printed, each the median of 5 runs after a warm-up: in-process ``detect()`` time divided by the wall time of
 ``git ls-files --cached --others --exclude-standard`` (target ≤ 1.5), and the same ratio for a naive
-``os.walk`` scan that opens every manifest it meets with no ignore rules. Times are never asserted.
+``os.walk`` scan that opens every manifest it meets with no ignore rules. Then the whole process: the wall time of
+``host-bridge roots TREE`` as a subprocess (start-up and imports included) divided by that of ``git ls-files`` as a
+subprocess, the two run alternately in the same loop (target ≤ 3); beside it the same ratio in CPU seconds (user +
+system, children included), which a busy machine disturbs less, and the wall time of ``host-bridge roots`` on an
+empty folder (start-up alone). Times are never asserted.
 
     .venv/bin/python bench/detect.py [--dir DIR] [--runs 5]
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -131,6 +136,53 @@ def time_naive(root: Path) -> None:
                     names.append(handle.read())
 
 
+def roots_command() -> list[str]:
+    """The ``host-bridge`` console script beside this interpreter, else ``python -m host_bridge``."""
+    script = Path(sys.executable).with_name("host-bridge")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "host_bridge"]
+
+
+def run_timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, its children included) of one run of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def whole_process(root: Path, runs: int) -> None:
+    """Print ``host-bridge roots`` against ``git ls-files``, both as processes, run alternately."""
+    git_command = ["git", "ls-files", "--cached", "--others", "--exclude-standard"]
+    roots = [*roots_command(), "roots", str(root)]
+    empty = Path(tempfile.mkdtemp(prefix="host-bridge-bench-empty-"))
+    try:
+        samples: dict[str, list[tuple[float, float]]] = {"git": [], "roots": [], "empty": []}
+        for run in range(runs + 1):  # the first round warms the caches and is dropped
+            timed = {
+                "git": run_timed(git_command, root),
+                "roots": run_timed(roots, root),
+                "empty": run_timed([*roots_command(), "roots", str(empty)], empty),
+            }
+            if run:
+                for name, sample in timed.items():
+                    samples[name].append(sample)
+    finally:
+        shutil.rmtree(empty, ignore_errors=True)
+    wall = {name: statistics.median(s[0] for s in values) for name, values in samples.items()}
+    cpu = {name: statistics.median(s[1] for s in values) for name, values in samples.items()}
+    print(
+        f"roots-process/git-ls-files: {wall['roots'] / wall['git']:.2f} "
+        f"(median of {runs}; roots {wall['roots']:.2f} s, git {wall['git']:.2f} s; target ≤ 3)"
+    )
+    print(
+        f"roots-process/git-ls-files CPU: {cpu['roots'] / cpu['git']:.2f} "
+        f"(median of {runs}; roots {cpu['roots']:.2f} s, git {cpu['git']:.2f} s)"
+    )
+    print(f"roots-process start-up (an empty folder): {wall['empty']:.3f} s wall, {cpu['empty']:.3f} s CPU")
+
+
 def median_time(action: Callable[[Path], None], root: Path, runs: int) -> float:
     action(root)
     samples: list[float] = []
@@ -165,6 +217,7 @@ def main() -> None:
             f"naive-walk/git-ls-files: {naive_time / git_time:.2f} "
             f"(median of {runs}; naive {naive_time:.2f} s, git {git_time:.2f} s)"
         )
+        whole_process(root, runs)
     finally:
         if temporary:
             shutil.rmtree(root.parent, ignore_errors=True)

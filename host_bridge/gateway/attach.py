@@ -33,25 +33,6 @@ ANSWER_TIMEOUT = 120.0
 _CHUNK = 1 << 16
 
 
-def add_attach_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    """Add ``attach`` to ``host-bridge``'s subcommands."""
-    attach = commands.add_parser(
-        "attach",
-        help="run as a stdio MCP server that uses SERVER_ID from the running sidecar (for agents: .mcp.json …)",
-        description=__doc__.split("\n\n")[0].replace("``", "") if __doc__ else None,  # plain words in --help
-    )
-    attach.add_argument("server_id", metavar="SERVER_ID", help="the server's id in the sidecar's configuration")
-    attach.add_argument(
-        "--workspace", metavar="DIR", help="the workspace whose sidecar to use (default: the current directory)"
-    )
-    attach.add_argument(
-        "--storage-dir",
-        metavar="DIR",
-        help="the sidecar's storage directory (default: the user data dir; every sidecar registers there)",
-    )
-    attach.set_defaults(handler=run)
-
-
 def run(args: argparse.Namespace) -> int:
     """The ``attach`` command."""
     return attach(args.server_id, workspace=args.workspace, storage_dir=args.storage_dir)

@@ -81,7 +81,7 @@ def _folder(arg: str) -> WorkspaceFolder:
 
 
 def _roots(args: argparse.Namespace) -> int:
-    from host_bridge.hosts.terminal.output import candidate_table, table_width
+    from host_bridge.hosts.tables import candidate_table, table_width
     from host_bridge.uris import UriError
     from host_bridge.workspace.detect import detect
     from host_bridge.workspace.models import DetectionSettings
@@ -310,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     _connect_arguments(connect)
     _consent_arguments(commands)
 
-    from host_bridge.gateway.attach import add_attach_command
+    from host_bridge.gateway.command import add_attach_command
 
     add_attach_command(commands)
     return parser

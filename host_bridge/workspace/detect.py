@@ -3,7 +3,10 @@
 :func:`detect` is synchronous and touches only the file system and git; callers run it in a worker thread.
 Inside a git repository the files are listed with one ``git ls-files`` per repository (git applies the
 ignore rules, :attr:`DetectionSettings.ignore` is applied on top) and marker files are found by base
-name; outside git the folder is walked breadth-first with :func:`os.scandir`, never following symlinks.
+name. Nested repositories are the untracked ``dir/`` entries, the gitlinks (submodules, and repositories added
+without ``.gitmodules``) and the repositories found in the folders git ignores: those are walked for ``.git``
+only (no projects), and heavy ones (named in the ignore setting, or hidden) only probed one level down.
+Outside git the folder is walked breadth-first with :func:`os.scandir`, never following symlinks.
 Depth, candidate count, entries looked at and time are bounded by :class:`DetectionSettings`; each bound
 hit and each skipped input becomes a :class:`DetectionNotice`. A folder outside any repository is simply
 walked; a repository git cannot read, a git call that times out (:mod:`.repository`) or a missing git gives
@@ -97,6 +100,10 @@ class _Task:
     submodule: bool = False
     listing_dir: str | None = None
     """Where to list the repository from when it is not ``path`` (a folder below the toplevel)."""
+    ignored: bool = False
+    """A folder git ignores: only repositories are looked for in it, not projects."""
+    probe: bool = False
+    """A heavy ignored folder (``node_modules`` …): only it and its direct subfolders are looked at for ``.git``."""
 
 
 @dataclass
@@ -213,6 +220,8 @@ class _Detector:
             task = scan.queue.popleft()
             if task.repo:
                 self._visit_repo(scan, task)
+            elif task.probe:
+                self._probe(scan, task)
             else:
                 self._visit_dir(scan, task)
         self._assign_members(scan)
@@ -237,6 +246,7 @@ class _Detector:
         entries = self._spend(scan, entries)
         found: set[str] = set()
         subdirs: list[str] = []
+        heavy: list[str] = []
         has_git = False
         for entry in entries:
             name = entry.name
@@ -248,9 +258,11 @@ class _Detector:
             except OSError:
                 continue
             if is_dir:
-                if name not in self.ignore and not name.startswith("."):
+                if not self._heavy(name):
                     subdirs.append(entry.path)
-            elif markers.is_marker(name):
+                elif task.ignored:
+                    heavy.append(entry.path)
+            elif markers.is_marker(name) and not task.ignored:
                 found.add(name)
         if has_git and task.path not in self.walk_only:
             if self.use_git:
@@ -259,10 +271,43 @@ class _Detector:
             self._add(scan, task.path, "git", found=(".git",))
         if found:
             self._add_project(scan, task.path, found)
-        if subdirs and task.depth >= self.settings.max_depth:
+        if (subdirs or heavy) and task.depth >= self.settings.max_depth:
             self._bound(scan, "max_depth")
-        elif subdirs:
-            scan.queue.extend(_Task(path, task.depth + 1) for path in sorted(subdirs))
+            return
+        tasks = [_Task(path, task.depth + 1, ignored=task.ignored) for path in sorted(subdirs)]
+        tasks += (_Task(path, task.depth + 1, ignored=True, probe=True) for path in sorted(heavy))
+        scan.queue.extend(tasks)
+
+    def _heavy(self, name: str) -> bool:
+        """Whether a folder of this name is never walked: a hidden folder or one named by the ignore setting."""
+        return name in self.ignore or name.startswith(".")
+
+    def _probe(self, scan: _Scan, task: _Task) -> None:
+        """Look for ``.git`` in a heavy ignored folder and in its direct subfolders, and search what has one."""
+        if os.path.lexists(os.path.join(task.path, ".git")):
+            scan.queue.append(_Task(task.path, task.depth, repo=True))
+            return
+        try:
+            with os.scandir(task.path) as iterator:
+                entries = list(iterator)
+        except PermissionError:
+            self._unreadable(scan, task.path)
+            return
+        except OSError:
+            return
+        repositories: list[str] = []
+        dotgit = os.sep + ".git"
+        for entry in self._spend(scan, entries):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    os.lstat(entry.path + dotgit)  # one system call per folder: a node_modules has thousands
+                    repositories.append(entry.path)
+            except OSError:
+                continue
+        if repositories and task.depth >= self.settings.max_depth:
+            self._bound(scan, "max_depth")
+            return
+        scan.queue.extend(_Task(path, task.depth + 1, repo=True) for path in sorted(repositories))
 
     def _visit_repo(self, scan: _Scan, task: _Task) -> None:
         listing_dir = task.listing_dir or task.path
@@ -355,15 +400,38 @@ class _Detector:
             depth = task.depth + _levels(directory)
             if self._allowed(scan, directory, depth):
                 scan.queue.append(_Task(_below(listing_dir, directory), depth, repo=True))
+        submodules: set[str] = set()
         for relative in listing.submodules:
             path = _below(task.path, relative)
             if path == listing_dir or not is_within(path, listing_dir):
                 continue
+            submodules.add(path)
             inner = os.path.relpath(path, listing_dir).replace(os.sep, "/")
             if not self._allowed(scan, inner, task.depth + _levels(inner)):
                 continue
             if os.path.isdir(path) and os.path.lexists(os.path.join(path, ".git")):
                 scan.queue.append(_Task(path, task.depth + _levels(inner), repo=True, submodule=True))
+        for relative in sorted(listing.gitlinks):
+            # A repository added inside this one without .gitmodules (`git add` of a cloned folder).
+            path = _below(listing_dir, relative)
+            depth = task.depth + _levels(relative)
+            if path in submodules or not self._allowed(scan, relative, depth):
+                continue
+            if os.path.isdir(path) and os.path.lexists(os.path.join(path, ".git")):
+                scan.queue.append(_Task(path, depth, repo=True))
+        self._take_ignored(scan, task, listing_dir, listing.ignored)
+
+    def _take_ignored(self, scan: _Scan, task: _Task, listing_dir: str, ignored: list[str]) -> None:
+        """Search the folders git ignores for repositories: walk them, but only probe heavy ones."""
+        for relative in sorted(self._spend(scan, ignored)):
+            if relative in ("", "."):
+                continue  # the listed folder itself: its tracked files were listed
+            depth = task.depth + _levels(relative)
+            if depth > self.settings.max_depth:
+                self._bound(scan, "max_depth")
+                continue
+            heavy = any(self._heavy(name) for name in relative.split("/"))
+            scan.queue.append(_Task(_below(listing_dir, relative), depth, ignored=True, probe=heavy))
 
     def _allowed(self, scan: _Scan, relative: str, depth: int) -> bool:
         """Whether a directory from a listing is searched: not ignored by name, within the depth bound."""

@@ -11,18 +11,19 @@ directory name.
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import XMLParser
-from wcmatch import glob
+if TYPE_CHECKING:
+    from wcmatch import glob
+
+# defusedxml, configparser and wcmatch are imported where used: a listing without pom.xml, setup.cfg or member
+# globs (and so `host-bridge roots` on most folders) never loads them.
 
 from host_bridge.jsonc import MAX_NESTING, JsoncError, loads_json, loads_jsonc, nesting_within
 from host_bridge.safe_read import RepoFileError, read_repo_text
@@ -207,6 +208,9 @@ class _PomTarget:
 
 
 def _pom_artifact_id(text: str) -> str | None:
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import XMLParser
+
     target = _PomTarget()
     # expat parses in linear time; defusedxml refuses DTDs and entity declarations (billion laughs, XXE).
     parser = XMLParser(target=target, forbid_dtd=True)
@@ -221,6 +225,8 @@ def _pom_artifact_id(text: str) -> str | None:
 
 
 def _setup_cfg_name(text: str) -> str | None:
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -372,6 +378,9 @@ class MemberPatterns:
 
     @cached_property
     def _compiled(self) -> tuple[glob.WcMatcher[str] | None, tuple[str, ...]]:
+        from wcmatch import glob
+
+        flags = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
         budget = MAX_PATTERNS
         usable: tuple[list[str], list[str]] = ([], [])
         rejected: list[str] = []
@@ -382,7 +391,7 @@ class MemberPatterns:
                     continue
                 budget -= 1
                 try:
-                    glob.compile(pattern, flags=_GLOB_FLAGS)
+                    glob.compile(pattern, flags=flags)
                 except Exception:  # a hostile pattern may break the matcher in any way; it only loses that one
                     rejected.append(pattern)
                     continue
@@ -390,10 +399,9 @@ class MemberPatterns:
         include, exclude = usable
         if not include:
             return None, tuple(rejected)
-        return glob.compile(include, flags=_GLOB_FLAGS, exclude=exclude or None), tuple(rejected)
+        return glob.compile(include, flags=flags, exclude=exclude or None), tuple(rejected)
 
 
-_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
 MAX_PATTERNS = 1000
 """Member patterns used per workspace root at most (includes and excludes together)."""
 

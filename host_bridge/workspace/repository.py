@@ -14,7 +14,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from host_bridge.procs import die_with_parent, kill_group
 from host_bridge.safe_read import RepoFileError, read_repo_text
@@ -63,13 +63,49 @@ def _first_complaint(stderr: bytes) -> str:
     return "it failed without saying why"
 
 
-def run_git(cwd: str, args: list[str], timeout: float, *, ok_codes: tuple[int, ...] = (0,)) -> bytes:
-    """The standard output of ``git args`` run in ``cwd``; :class:`GitTimedOut`, :class:`GitFailed` or
-    :class:`GitUnavailable` otherwise.
+class GitCall:
+    """A git call under way (:func:`start_git`): :meth:`result` waits for it, :meth:`close` ends it if it still runs.
 
-    The child leads a new process group with a parent-death signal (Linux); on timeout or any exception the
-    whole group is killed before the child is reaped. Call it from a thread that waits for it (it does).
+    The child leads a new process group with a parent-death signal (Linux); on timeout, on any exception while
+    waiting, or on :meth:`close` before it finished, the whole group is killed before the child is reaped.
     """
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+
+    def result(self, timeout: float, *, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+        """Git's standard output; :class:`GitTimedOut` or :class:`GitFailed` otherwise."""
+        try:
+            stdout, stderr = self._process.communicate(timeout=timeout)
+        except BaseException as error:
+            self._end()
+            if isinstance(error, subprocess.TimeoutExpired):
+                raise GitTimedOut(timeout) from None
+            raise
+        if self._process.returncode not in ok_codes:
+            raise GitFailed(_first_complaint(stderr))
+        return stdout
+
+    def close(self) -> None:
+        """End the call unless it has been waited for (idempotent)."""
+        if self._process.returncode is None:
+            self._end()
+
+    def _end(self) -> None:
+        process = self._process
+        # Still unreaped here, so the group id cannot have been reused: end the child and whatever it started.
+        if process.returncode is None and not IS_WINDOWS:
+            kill_group(process.pid)
+        process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def start_git(cwd: str, args: list[str]) -> GitCall:
+    """Start ``git args`` in ``cwd`` (see :class:`GitCall`); :class:`GitFailed` or :class:`GitUnavailable` when
+    it cannot start. Start it from a thread that lives until the call is waited for or closed."""
     command = ["git", "-c", "core.fsmonitor=false", *args]
     posix = not IS_WINDOWS
     try:
@@ -89,23 +125,17 @@ def run_git(cwd: str, args: list[str], timeout: float, *, ok_codes: tuple[int, .
         raise GitUnavailable("no git executable was found on PATH") from error
     except OSError as error:
         raise GitFailed(f"git could not be started ({error.strerror or error})") from error
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except BaseException as error:
-        # Still unreaped here, so the group id cannot have been reused: end the child and whatever it started.
-        if process.returncode is None and posix:
-            kill_group(process.pid)
-        process.kill()
-        process.wait()
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        if isinstance(error, subprocess.TimeoutExpired):
-            raise GitTimedOut(timeout) from None
-        raise
-    if process.returncode not in ok_codes:
-        raise GitFailed(_first_complaint(stderr))
-    return stdout
+    return GitCall(process)
+
+
+def run_git(cwd: str, args: list[str], timeout: float, *, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+    """The standard output of ``git args`` run in ``cwd``; :class:`GitTimedOut`, :class:`GitFailed` or
+    :class:`GitUnavailable` otherwise.
+
+    The child leads a new process group with a parent-death signal (Linux); on timeout or any exception the
+    whole group is killed before the child is reaped. Call it from a thread that waits for it (it does).
+    """
+    return start_git(cwd, args).result(timeout, ok_codes=ok_codes)
 
 
 @dataclass(frozen=True)
@@ -128,6 +158,12 @@ class Listing:
     """Every working tree whose back-link agrees, the main one first; empty when there are no linked ones."""
     submodules: list[str]
     """Submodule paths relative to the toplevel, from ``.gitmodules``."""
+    gitlinks: list[str] = field(default_factory=list[str])
+    """Index entries of mode 160000 (submodules and embedded repositories), ``/``-separated, relative to the
+    listed directory."""
+    ignored: list[str] = field(default_factory=list[str])
+    """Directories the ignore rules leave out as a whole, ``/``-separated without the trailing ``/``, relative to
+    the listed directory (git does not look inside them)."""
 
 
 def parse_worktrees(porcelain: str) -> list[Worktree]:
@@ -227,32 +263,86 @@ def verified_worktrees(worktrees: list[Worktree], common: str) -> list[Worktree]
     return kept
 
 
-def list_repository(toplevel: str, listing_dir: str, timeout: Callable[[], float]) -> Listing:
-    """Files (ignore rules applied), confirmed worktrees and submodules of the repository at ``toplevel``.
+_GITLINK_TAGS = ("\0H 160000 ", "\0S 160000 ")
+"""How a record of a gitlink (a submodule, or a repository added inside another without ``.gitmodules``) starts:
+the tag of a cached (``H``) or skip-worktree (``S``) entry, then mode 160000."""
+
+
+def parse_listing(output: bytes) -> tuple[list[str], list[str]]:
+    """The paths and the gitlink paths of ``git ls-files -z -t -s --cached --others`` output.
+
+    Each record is a tag and a space, then for a cached entry ``mode object stage<TAB>path`` and for an
+    untracked one (tag ``?``) the path alone, so a file name shaped like a cached entry cannot pass for one.
+    """
+    text = os.fsdecode(output)
+    records = text.split("\0")
+    records.pop()  # what follows the last NUL
+    files = [record[2:] if record[:1] == "?" else record.partition("\t")[2] for record in records]
+    # Gitlinks are rare: find them in the text rather than testing every record.
+    gitlinks: list[str] = []
+    text = "\0" + text
+    for tag in _GITLINK_TAGS:
+        start = text.find(tag)
+        while start >= 0:
+            end = text.find("\0", start + 1)
+            gitlinks.append(text[start + 1 : end].partition("\t")[2])
+            start = text.find(tag, end)
+    return files, gitlinks
+
+
+_LIST_FILES = ["ls-files", "-z", "-t", "-s", "--cached", "--others", "--exclude-standard"]
+_LIST_IGNORED = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]
+
+
+def list_repository(
+    toplevel: str, listing_dir: str, timeout: Callable[[], float], *, ignored: bool = True
+) -> Listing:
+    """Files (ignore rules applied), gitlinks, confirmed worktrees, submodules and, with ``ignored``, the
+    ignored directories of the repository at ``toplevel``.
 
     ``listing_dir`` is where files are listed from (``toplevel`` or a folder below it); ``timeout`` gives the
-    seconds the next git call may take. Raises what :func:`run_git` raises.
+    seconds the next git call may take. The ignored directories are listed by a second git running alongside
+    the first; a failure of that one only leaves them out. Raises what :func:`run_git` raises.
     """
-    output = run_git(listing_dir, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], timeout())
-    files = [f for f in os.fsdecode(output).split("\0") if f]
-    worktrees: list[Worktree] = []
-    dirs = git_dirs(toplevel)
-    if dirs is not None and os.path.isdir(os.path.join(dirs[1], "worktrees")):
-        porcelain = os.fsdecode(run_git(toplevel, ["worktree", "list", "--porcelain"], timeout()))
-        worktrees = verified_worktrees(parse_worktrees(porcelain), dirs[1])
-    submodules: list[str] = []
+    ignored_call = start_git(listing_dir, _LIST_IGNORED) if ignored else None
+    try:
+        files, gitlinks = parse_listing(run_git(listing_dir, _LIST_FILES, timeout()))
+        worktrees: list[Worktree] = []
+        dirs = git_dirs(toplevel)
+        if dirs is not None and os.path.isdir(os.path.join(dirs[1], "worktrees")):
+            porcelain = os.fsdecode(run_git(toplevel, ["worktree", "list", "--porcelain"], timeout()))
+            worktrees = verified_worktrees(parse_worktrees(porcelain), dirs[1])
+        submodules = _submodules(toplevel, timeout)
+        ignored_dirs: list[str] = []
+        if ignored_call is not None:
+            try:
+                output = ignored_call.result(timeout())
+            except GitFailed as error:
+                logger.debug("git could not list the ignored folders of %s: %s", toplevel, error)
+            else:
+                ignored_dirs = [
+                    entry.removesuffix("/") for entry in os.fsdecode(output).split("\0") if entry.endswith("/")
+                ]
+    finally:
+        if ignored_call is not None:
+            ignored_call.close()
+    return Listing(files, worktrees, submodules, gitlinks, ignored_dirs)
+
+
+def _submodules(toplevel: str, timeout: Callable[[], float]) -> list[str]:
+    """Submodule paths from a regular ``.gitmodules`` file at ``toplevel``."""
     gitmodules = os.path.join(toplevel, ".gitmodules")
     try:
         regular = stat.S_ISREG(os.lstat(gitmodules).st_mode)
     except OSError:
         regular = False
-    if regular:
-        config = run_git(
-            toplevel,
-            ["config", "--file", ".gitmodules", "--null", "--get-regexp", r"^submodule\..*\.path$"],
-            timeout(),
-            ok_codes=(0, 1),  # 1: no submodule has a path
-        )
-        records = os.fsdecode(config).split("\0")
-        submodules = [value for record in records if (value := record.partition("\n")[2])]
-    return Listing(files, worktrees, submodules)
+    if not regular:
+        return []
+    config = run_git(
+        toplevel,
+        ["config", "--file", ".gitmodules", "--null", "--get-regexp", r"^submodule\..*\.path$"],
+        timeout(),
+        ok_codes=(0, 1),  # 1: no submodule has a path
+    )
+    records = os.fsdecode(config).split("\0")
+    return [value for record in records if (value := record.partition("\n")[2])]

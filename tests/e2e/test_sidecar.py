@@ -180,6 +180,18 @@ async def test_server_everything_resources_templates_completion_and_blob_come_th
     (content,) = blob["contents"]
     assert blob["uri"].endswith("/1") and content["blob"]
 
+    as_list = await client.request(
+        "hostBridge/readResource",
+        {"server": "everything", "uriTemplate": blob_template["uriTemplate"], "arguments": {"resourceId": ["1"]}},
+    )
+    assert as_list["uri"] == blob["uri"]  # a one-item list expands like its item
+    with pytest.raises(JsonRpcException) as not_strings:
+        await client.request(
+            "hostBridge/readResource",
+            {"server": "everything", "uriTemplate": blob_template["uriTemplate"], "arguments": {"resourceId": [1]}},
+        )
+    assert not_strings.value.code == -32602
+
     with pytest.raises(JsonRpcException) as unknown:
         await client.request("hostBridge/readResource", {"server": "nope", "uri": "demo://x"})
     assert unknown.value.code == -32602 and "'nope'" in unknown.value.message

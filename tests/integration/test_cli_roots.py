@@ -87,3 +87,30 @@ def test_roots_returns_with_a_notice_when_git_blocks_on_a_fifo_and_leaves_no_git
     assert "within 1 s in the repository" in notice["message"]
     assert f"note: {notice['message']}" in result.stderr
     assert leftovers == []
+
+
+_LOADS = """
+import sys
+from host_bridge.hosts.cli import main
+main(sys.argv[1:])
+print("\\n".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("output", [[], ["--json"]], ids=["table", "json"])
+def test_roots_loads_neither_the_mcp_sdk_the_hub_the_terminal_session_the_gateway_nor_unneeded_parsers(
+    tmp_path: Path, output: list[str]
+) -> None:
+    make_repo(tmp_path / "repo")
+
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADS, "roots", *output, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+
+    loaded = set(result.stderr.split())
+    assert "host_bridge.workspace.detect" in loaded
+    heavy = {"mcp", "mcp_types", "anyio", "httpx", "pygls", "lsprotocol", "defusedxml", "wcmatch", "configparser"}
+    ours = ("host_bridge.hub", "host_bridge.hosts.terminal", "host_bridge.gateway.attach", "host_bridge.consent")
+    assert sorted(loaded & heavy) == []
+    assert sorted(name for name in loaded if name.startswith(ours)) == []

@@ -755,3 +755,145 @@ def test_a_git_call_that_times_out_takes_everything_it_started_with_it(scratch: 
         in_a_thread(lambda: run_git(str(root), ["-c", hang, "hang"], 0.5))
 
     assert left_behind(scratch) == []
+
+
+# Repositories git lists as gitlinks without .gitmodules, and repositories inside folders git ignores (issue 17).
+
+
+def test_a_repository_added_inside_another_without_gitmodules_is_offered_as_git(
+    scratch: Path, repo: Repo, git: Git
+) -> None:
+    outer = repo(scratch / "outer", {"README.md": "outer"})
+    embedded = repo(outer / "vendor" / "lib", {"Cargo.toml": '[package]\nname = "embedded"\n'})
+    git(outer, "add", "vendor/lib")  # what `git add` of a cloned folder does: a gitlink, no .gitmodules
+    git(outer, "commit", "-q", "-m", "embed")
+    assert "160000 " in git(outer, "ls-files", "-s", "vendor/lib")
+    assert not (outer / ".gitmodules").exists()
+
+    found = by_path(detect([folder(outer)]))
+
+    assert found[embedded].kinds == ("git", "project")
+    assert found[embedded].name == "embedded"
+    assert found[embedded].parent == uri(outer)
+
+
+def test_a_gitlink_whose_folder_holds_no_repository_offers_nothing(scratch: Path, repo: Repo, git: Git) -> None:
+    outer = repo(scratch / "outer", {"README.md": "outer"})
+    embedded = repo(outer / "lib", {"package.json": '{"name": "gone"}'})
+    git(outer, "add", "lib")
+    git(outer, "commit", "-q", "-m", "embed")
+    shutil.rmtree(embedded / ".git")
+
+    found = by_path(detect([folder(outer)]))
+
+    assert set(found) == {outer}
+
+
+def test_a_repository_inside_a_gitignored_folder_is_offered_but_ignored_projects_are_not(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    top = repo(scratch / "app", {".gitignore": "build/\nscratch.d/\n", "README.md": ""})
+    checkout = repo(top / "build" / "_deps" / "fmt", {"package.json": '{"name": "fmt-checkout"}'})
+    tree(top / "build" / "generated", {"package.json": '{"name": "generated"}'})
+    direct = repo(top / "scratch.d", {"pyproject.toml": '[project]\nname = "direct"\n'})
+
+    found = by_path(detect([folder(top)]))
+
+    assert set(found) == {top, checkout, direct}
+    assert found[checkout].kinds == ("git", "project")
+    assert found[checkout].name == "fmt-checkout"
+    assert found[checkout].parent == uri(top)
+    assert found[direct].kinds == ("git", "project")
+
+
+def test_a_heavy_ignored_folder_is_only_probed_one_level_down_for_repositories(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    top = repo(scratch / "web", {".gitignore": "node_modules/\n", "package.json": '{"name": "web"}'})
+    from_git = repo(top / "node_modules" / "from-git", {"package.json": '{"name": "from-git"}'})
+    repo(top / "node_modules" / "@scope" / "deeper")
+    tree(top / "node_modules" / "plain", {"package.json": '{"name": "plain"}'})
+
+    found = by_path(detect([folder(top)]))
+
+    assert set(found) == {top, from_git}
+    assert found[from_git].kinds == ("git", "project")
+
+
+def test_a_hidden_ignored_folder_is_probed_like_a_heavy_one(scratch: Path, repo: Repo) -> None:
+    top = repo(scratch / "tool", {".gitignore": ".direnv/\n", "README.md": ""})
+    cached = repo(top / ".direnv" / "flake-input")
+    repo(top / ".direnv" / "a" / "b")
+
+    found = by_path(detect([folder(top)]))
+
+    assert set(found) == {top, cached}
+
+
+@pytest.mark.requirement("A10")
+def test_the_entry_bound_holds_inside_a_gitignored_folder(scratch: Path, repo: Repo, tree: Tree) -> None:
+    top = repo(scratch / "big", {".gitignore": "out/\n", "README.md": ""})
+    tree(top / "out", {f"d{i:03}/f.txt": "" for i in range(300)})
+    repo(top / "out" / "zzz" / "late")
+
+    detection = detect([folder(top)], DetectionSettings(max_entries=100))
+
+    assert set(by_path(detection)) == {top}
+    [message] = notices_of(detection, "boundHit")
+    assert "maxEntries" in message
+
+
+@pytest.mark.requirement("A10")
+def test_the_entry_bound_holds_while_probing_a_heavy_ignored_folder(scratch: Path, repo: Repo, tree: Tree) -> None:
+    top = repo(scratch / "big", {".gitignore": "node_modules/\n", "README.md": ""})
+    tree(top / "node_modules", {f"p{i:03}/package.json": "{}" for i in range(300)})
+    repo(top / "node_modules" / "zzz")
+
+    detection = detect([folder(top)], DetectionSettings(max_entries=100))
+
+    assert set(by_path(detection)) == {top}
+    assert any("maxEntries" in m for m in notices_of(detection, "boundHit"))
+
+
+@pytest.mark.requirement("A10")
+def test_a_repository_in_an_ignored_folder_deeper_than_the_depth_bound_is_left_out(
+    scratch: Path, repo: Repo
+) -> None:
+    top = repo(scratch / "d", {".gitignore": "cache/\n", "README.md": ""})
+    near = repo(top / "cache" / "near")
+    repo(top / "cache" / "x" / "y" / "far")
+
+    detection = detect([folder(top)], DetectionSettings(max_depth=2))
+
+    assert set(by_path(detection)) == {top, near}
+    assert any("maxDepth" in m for m in notices_of(detection, "boundHit"))
+
+
+@posix_only
+@pytest.mark.requirement("A10")
+def test_symlinks_in_an_ignored_folder_are_not_followed(scratch: Path, repo: Repo) -> None:
+    elsewhere = repo(scratch / "elsewhere", {"package.json": '{"name": "elsewhere"}'})
+    top = repo(scratch / "top", {".gitignore": "links/\nnode_modules/\n", "README.md": ""})
+    (top / "links").mkdir()
+    (top / "links" / "repo").symlink_to(elsewhere, target_is_directory=True)
+    (top / "links" / "loop").symlink_to(top / "links", target_is_directory=True)
+    (top / "node_modules").mkdir()
+    (top / "node_modules" / "linked").symlink_to(elsewhere, target_is_directory=True)
+
+    found = by_path(detect([folder(top)]))
+
+    assert set(found) == {top}
+
+
+@pytest.mark.requirement("F3")
+def test_a_forged_git_file_in_an_ignored_folder_gives_a_git_notice_and_offers_nothing_outside(
+    scratch: Path, repo: Repo, tree: Tree
+) -> None:
+    victim = repo(scratch / "victim", {"package.json": '{"name": "victim"}'})
+    top = repo(scratch / "top", {".gitignore": "vendor/\n", "README.md": ""})
+    tree(top / "vendor" / "forged", {".git": f"gitdir: {victim / '.git'}\n"})
+
+    detection = detect([folder(top)])
+
+    assert victim not in by_path(detection)
+    assert all(path.is_relative_to(top) for path in by_path(detection))

@@ -230,6 +230,12 @@ TEMPLATES = [
     types.ResourceTemplate(uri_template="search://q{?query,lang}", name="search", title="Search"),
     types.ResourceTemplate(uri_template="broken://{unclosed", name="broken"),
     types.ResourceTemplate(uri_template="prefix://{name:3}", name="prefix"),
+    types.ResourceTemplate(
+        uri_template="tags://{owner}{/path*}{;rev}{?tag*,q}{&page}{#frag}",
+        name="\x1b[2Jtags",
+        annotations=types.Annotations(audience=["user"], priority=0.5),
+        icons=[types.Icon(src="https://example.invalid/tag.png", mime_type="image/png", sizes=["16x16"])],
+    ),
 ]
 
 
@@ -525,7 +531,8 @@ async def test_templates_are_listed_across_pages_with_their_variables(caplog: py
         "file:///{+path}": ("path",),
         "search://q{?query,lang}": ("query", "lang"),
         "broken://{unclosed": (),
-        "prefix://{name:3}": (),
+        "prefix://{name:3}": ("name",),
+        "tags://{owner}{/path*}{;rev}{?tag*,q}{&page}{#frag}": ("owner", "path", "rev", "tag", "q", "page", "frag"),
     }
     assert only_t[0].description == "A repo"
     assert only_t[1].to_wire() == {
@@ -538,6 +545,21 @@ async def test_templates_are_listed_across_pages_with_their_variables(caplog: py
     assert any("broken://{unclosed" in record.getMessage() for record in caplog.records)
 
 
+async def test_template_annotations_and_icons_reach_the_editor_and_the_name_is_sanitized() -> None:
+    async with connect({"t": templates_server("t")}) as h:
+        items = await h.broker.list_templates(server="t")
+
+    [tags] = [item for item in items if item.uri_template.startswith("tags://")]
+    assert tags.to_wire() == {
+        "server": "t",
+        "uriTemplate": "tags://{owner}{/path*}{;rev}{?tag*,q}{&page}{#frag}",
+        "name": "tags",
+        "variables": ["owner", "path", "rev", "tag", "q", "page", "frag"],
+        "annotations": {"audience": ["user"], "priority": 0.5},
+        "icons": [{"src": "https://example.invalid/tag.png", "mimeType": "image/png", "sizes": ["16x16"]}],
+    }
+
+
 async def test_completion_passes_the_context_arguments_and_is_capped_at_100() -> None:
     async with connect({"t": templates_server("t"), "plain": paged_server("plain", 1, 1)}) as h:
         completion = await h.broker.complete("t", "repo://{owner}/{name}", "name", "b", {"owner": "me"})
@@ -545,6 +567,13 @@ async def test_completion_passes_the_context_arguments_and_is_capped_at_100() ->
         many = await h.broker.complete("t", "repo://{owner}/{name}", "name", "many")
         assert len(many.values) == 100 and many.total == 150 and many.has_more is True
         assert (await h.broker.complete("plain", "x://{a}", "a", "")).values == ()
+
+
+async def test_completion_passes_a_list_argument_to_the_server_comma_joined() -> None:
+    async with connect({"t": templates_server("t")}) as h:
+        completion = await h.broker.complete("t", "repo://{owner*}/{name}", "name", "a", {"owner": ["me", "you"]})
+
+    assert completion.values == ("me,you/alpha",)
 
 
 @pytest.mark.requirement("C19", "C20")
@@ -559,6 +588,19 @@ async def test_a_template_read_expands_and_goes_to_the_owning_server_only() -> N
             await h.broker.read("r", uri_template="repo://{owner}/{name}", arguments={"owner": "x"})
         with pytest.raises(InvalidRequestError, match="either"):
             await h.broker.read("r", "t://text", uri_template="repo://{owner}/{name}")
+
+
+@pytest.mark.requirement("C20")
+async def test_a_level_four_template_read_expands_lists_and_prefixes_and_reads_that_uri() -> None:
+    async with connect({"r": read_server("r")}) as h:
+        result = await h.broker.read(
+            "r",
+            uri_template="repo://{owner:2}{/path*}{?tag*}",
+            arguments={"owner": "médor", "path": ["a b", ".."], "tag": ["x", "y&z"]},
+        )
+
+    assert result.uri == "repo://m%C3%A9/a%20b/..?tag=x&tag=y%26z"
+    assert result.contents[0].text == f"repo at {result.uri}"
 
 
 # Reading.

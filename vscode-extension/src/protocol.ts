@@ -55,8 +55,8 @@ export interface CompleteArgumentParams {
   name: string;
   /** What the user typed so far. */
   value: string;
-  /** Variables already filled in. */
-  arguments?: Record<string, string>;
+  /** Variables already filled in: a string, or a list of strings (passed to the server comma-joined). */
+  arguments?: Record<string, string | string[]>;
 }
 
 /** Suggested values for one template argument. */
@@ -153,8 +153,8 @@ export interface ReadResourceParams {
   uri?: string;
   /** A template to expand with `arguments` instead of `uri`. */
   uriTemplate?: string;
-  /** Template variables. */
-  arguments?: Record<string, string>;
+  /** Template variables: a string, or a list of strings (RFC 6570 lists; an empty list is undefined). */
+  arguments?: Record<string, string | string[]>;
 }
 
 /** The answer to `hostBridge/readResource`. */
@@ -378,8 +378,12 @@ export interface TemplateItem {
   description?: string;
   /** Declared MIME type, a label only. */
   mimeType?: string;
-  /** Names of the template's variables in order; empty when the template cannot be parsed. */
+  /** Names of the template's variables in order of first appearance, whatever their operator (RFC 6570 level 4); empty when the template cannot be parsed. */
   variables: string[];
+  /** The server's annotations (audience, priority, lastModified), as sent. */
+  annotations?: Record<string, unknown>;
+  /** The server's icons, as sent. */
+  icons?: (Record<string, unknown>)[];
 }
 
 /** A candidate that is not shared itself but lies inside a shared folder, so the server sees it anyway. */

@@ -133,8 +133,8 @@ class CompleteArgumentParams(WireModel):
     """The variable's name."""
     value: str
     """What the user typed so far."""
-    arguments: dict[str, str] | None = None
-    """Variables already filled in."""
+    arguments: dict[str, str | list[str]] | None = None
+    """Variables already filled in: a string, or a list of strings (passed to the server comma-joined)."""
 
 
 class ReadResourceParams(WireModel):
@@ -146,8 +146,8 @@ class ReadResourceParams(WireModel):
     """The resource to read."""
     uri_template: str | None = None
     """A template to expand with :attr:`arguments` instead of :attr:`uri`."""
-    arguments: dict[str, str] | None = None
-    """Template variables."""
+    arguments: dict[str, str | list[str]] | None = None
+    """Template variables: a string, or a list of strings (RFC 6570 lists; an empty list is undefined)."""
 
 
 class SubscriptionParams(WireModel):

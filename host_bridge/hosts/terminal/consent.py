@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError, RootRecord
+from host_bridge.hosts.tables import format_table, is_tty, table_width
 from host_bridge.hosts.terminal.options import (
     ServerChoice,
     UsageError,
@@ -25,7 +26,7 @@ from host_bridge.hosts.terminal.options import (
     configured_servers,
     named_folder,
 )
-from host_bridge.hosts.terminal.output import Terminal, format_table, is_tty, table_width
+from host_bridge.hosts.terminal.output import Terminal
 from host_bridge.hosts.terminal.prompts import confirm_broad, terminal_ask
 from host_bridge.hub.config import ServerConfig
 from host_bridge.storage import default_storage_dir

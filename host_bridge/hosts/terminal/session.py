@@ -32,6 +32,7 @@ import anyio
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.core import CoreSettings, open_core
+from host_bridge.hosts.tables import candidate_table, is_tty, table_width
 from host_bridge.hosts.terminal.options import (
     TRUST_FLAG,
     ConnectOptions,
@@ -46,11 +47,8 @@ from host_bridge.hosts.terminal.output import (
     AnnouncingAuditLog,
     Terminal,
     TerminalEvents,
-    candidate_table,
-    is_tty,
     resource_table,
     root_label,
-    table_width,
     tail,
     template_table,
 )

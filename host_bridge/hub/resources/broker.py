@@ -26,6 +26,7 @@ from host_bridge.hub.resources.models import (
 from host_bridge.hub.resources.reads import Reads
 from host_bridge.hub.resources.sources import ResourceSources
 from host_bridge.hub.resources.subscriptions import Subscriptions
+from host_bridge.hub.resources.templates import Value
 
 
 class ResourceBroker:
@@ -81,13 +82,13 @@ class ResourceBroker:
     # Completion, expansion and reads (host_bridge.hub.resources.reads).
 
     async def complete(
-        self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, str] | None = None
+        self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, Value] | None = None
     ) -> Completion:
         """Suggestions for one template argument (see :meth:`Reads.complete`)."""
         await self._sources.ready(server)
         return await self._reads.complete(server, uri_template, name, value, arguments)
 
-    def expand(self, uri_template: str, arguments: Mapping[str, str]) -> str:
+    def expand(self, uri_template: str, arguments: Mapping[str, Value]) -> str:
         """An RFC 6570 expansion (see :meth:`Reads.expand`)."""
         return self._reads.expand(uri_template, arguments)
 
@@ -97,7 +98,7 @@ class ResourceBroker:
         uri: str | None = None,
         *,
         uri_template: str | None = None,
-        arguments: Mapping[str, str] | None = None,
+        arguments: Mapping[str, Value] | None = None,
     ) -> ReadResult:
         """Read ``uri`` or a template's expansion from ``server`` only (see :meth:`Reads.read`)."""
         await self._sources.ready(server)

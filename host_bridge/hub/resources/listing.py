@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import MCPError
-from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from pydantic import BaseModel, ValidationError
 
 from host_bridge.hub.errors import HubError, UpstreamError
@@ -20,6 +19,7 @@ from host_bridge.hub.resources.cursors import CursorSigner, CursorState, Walk
 from host_bridge.hub.resources.labels import sanitize_label, sanitize_optional
 from host_bridge.hub.resources.models import ResourceItem, ResourcePage, ResourceSettings, TemplateItem
 from host_bridge.hub.resources.sources import ResourceSources, upstream
+from host_bridge.hub.resources.templates import TemplateError, parse
 
 logger = logging.getLogger(__name__)
 
@@ -165,8 +165,8 @@ def _resource_item(server: str, resource: types.Resource) -> ResourceItem:
 
 def _template_item(server: str, template: types.ResourceTemplate) -> TemplateItem:
     try:
-        variables = tuple(UriTemplate.parse(template.uri_template).variable_names)
-    except InvalidUriTemplate as error:
+        variables = parse(template.uri_template).variables
+    except TemplateError as error:
         logger.warning("[%s] resource template %r cannot be parsed: %s", server, template.uri_template, error)
         variables = ()
     return TemplateItem(
@@ -177,6 +177,8 @@ def _template_item(server: str, template: types.ResourceTemplate) -> TemplateIte
         description=sanitize_optional(template.description),
         mime_type=template.mime_type,
         variables=variables,
+        annotations=_dump(template.annotations),
+        icons=tuple(_dump_required(icon) for icon in template.icons) if template.icons is not None else None,
     )
 
 

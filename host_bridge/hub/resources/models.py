@@ -88,7 +88,12 @@ class TemplateItem(WireModel):
     mime_type: str | None = None
     """Declared MIME type, a label only."""
     variables: tuple[str, ...] = ()
-    """Names of the template's variables in order; empty when the template cannot be parsed."""
+    """Names of the template's variables in order of first appearance, whatever their operator (RFC 6570 level
+    4); empty when the template cannot be parsed."""
+    annotations: dict[str, Any] | None = None
+    """The server's annotations (audience, priority, lastModified), as sent."""
+    icons: tuple[dict[str, Any], ...] | None = None
+    """The server's icons, as sent."""
 
 
 class Completion(WireModel):

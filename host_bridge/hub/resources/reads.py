@@ -12,13 +12,13 @@ from collections.abc import Mapping
 
 import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
-from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from pydantic import ValidationError
 
 from host_bridge.hub.errors import InvalidRequestError, ResourceNotFoundError, ResourceTooLargeError, UpstreamError
 from host_bridge.hub.resources.labels import upstream_text
 from host_bridge.hub.resources.models import Completion, Content, ReadResult, ResourceSettings
 from host_bridge.hub.resources.sources import NOT_FOUND_CODES, ResourceSources, upstream
+from host_bridge.hub.resources.templates import TemplateError, Value, expand, is_defined, parse
 
 logger = logging.getLogger(__name__)
 
@@ -36,17 +36,18 @@ class Reads:
         self._settings = settings
 
     async def complete(
-        self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, str] | None = None
+        self, server: str, uri_template: str, name: str, value: str, arguments: Mapping[str, Value] | None = None
     ) -> Completion:
         """Suggestions for argument ``name`` of ``uri_template`` given its partial ``value`` and the other
-        ``arguments``; empty when the server does not offer completion."""
+        ``arguments`` (a list is passed on comma-joined, as MCP context arguments are strings); empty when the
+        server does not offer completion."""
         client = self._sources.client(server)
         if client.server_capabilities.completions is None:
             return Completion()
         reference = types.ResourceTemplateReference(type="ref/resource", uri=uri_template)
         try:
             result = await client.complete(
-                reference, {"name": name, "value": value}, context_arguments=dict(arguments) if arguments else None
+                reference, {"name": name, "value": value}, context_arguments=_context(arguments)
             )
         except MCPError as error:
             if error.code == types.METHOD_NOT_FOUND:
@@ -62,31 +63,35 @@ class Reads:
             has_more=True if cut else completion.has_more,
         )
 
-    def expand(self, uri_template: str, arguments: Mapping[str, str]) -> str:
-        """Expand an RFC 6570 template (the SDK's parser and encoder) with ``arguments``.
+    def expand(self, uri_template: str, arguments: Mapping[str, Value]) -> str:
+        """Expand an RFC 6570 template, any level (:mod:`.templates`), with ``arguments``.
 
-        ``{var}`` percent-encodes everything but unreserved characters (``/`` → ``%2F``; ``..`` stays literal),
-        ``{+var}`` and ``{#var}`` keep reserved characters, non-ASCII becomes UTF-8 ``%XX``. Every variable
-        outside a trailing query expression (``{?q}``, ``{&q}``) is required. Raises
-        :class:`InvalidRequestError` for a bad template, a missing argument or a result over ``max_uri_length``.
+        A value is a string or a list of strings. ``{var}`` percent-encodes everything but unreserved characters
+        (``/`` → ``%2F``; ``..`` stays literal), ``{+var}`` and ``{#var}`` keep reserved characters, non-ASCII
+        becomes UTF-8 ``%XX``; a list expands per its operator and explode modifier (``{/path*}`` → ``/a/b``,
+        ``{?tag*}`` → ``?tag=a&tag=b``). Every variable outside the trailing query expressions (``{?q}``,
+        ``{&q}``) is required (an empty list counts as missing). Raises :class:`InvalidRequestError` for a bad
+        template, a missing argument, a list where a prefix modifier needs a string, or a result over
+        ``max_uri_length``.
         """
         try:
-            template = UriTemplate.parse(uri_template)
-        except InvalidUriTemplate as error:
+            template = parse(uri_template)
+        except TemplateError as error:
             raise InvalidRequestError(
                 f"the URI template {uri_template!r} is not valid: {error}", data={"uriTemplate": uri_template}
             ) from error
-        optional = template.query_variable_names
-        missing = [name for name in template.variable_names if name not in arguments and name not in optional]
+        missing = [name for name in template.required if not is_defined(arguments.get(name))]
         if missing:
             raise InvalidRequestError(
                 f"missing a value for variable {missing[0]!r} of the URI template {uri_template!r}",
                 data={"uriTemplate": uri_template, "missing": missing},
             )
         try:
-            uri = template.expand(dict(arguments))
+            uri = expand(template, arguments)
         except TypeError as error:
-            raise InvalidRequestError(f"URI template arguments must be strings: {error}") from error
+            raise InvalidRequestError(f"URI template arguments must be strings or lists of strings: {error}") from error
+        except ValueError as error:
+            raise InvalidRequestError(f"URI template argument {error}") from error
         self._settings.check_uri_length(uri)
         return uri
 
@@ -96,7 +101,7 @@ class Reads:
         uri: str | None = None,
         *,
         uri_template: str | None = None,
-        arguments: Mapping[str, str] | None = None,
+        arguments: Mapping[str, Value] | None = None,
     ) -> ReadResult:
         """Read ``uri``, or the expansion of ``uri_template`` with ``arguments``, from ``server`` only.
 
@@ -160,6 +165,13 @@ class Reads:
                     raise UpstreamError(server, f"returned invalid base64 for {uri}") from None
                 contents.append(Content(uri=uri, mime_type=item.mime_type, blob=item.blob))
         return tuple(contents)
+
+
+def _context(arguments: Mapping[str, Value] | None) -> dict[str, str] | None:
+    """MCP completion context arguments (strings): a list is comma-joined, as ``{var}`` would expand it."""
+    if not arguments:
+        return None
+    return {name: value if isinstance(value, str) else ",".join(value) for name, value in arguments.items()}
 
 
 def _utf8_size(text: str) -> int:

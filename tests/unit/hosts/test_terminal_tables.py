@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from host_bridge.hosts.cli import build_parser
-from host_bridge.hosts.terminal.output import format_table
+from host_bridge.hosts.tables import format_table
 from host_bridge.workspace.models import DetectionLimits
 
 HEADER = ("NAME", "KINDS", "PATH")

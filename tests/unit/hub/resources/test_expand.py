@@ -59,9 +59,33 @@ def test_reserved_expansion_keeps_reserved_characters_but_encodes_non_ascii_and_
     assert broker.expand("file:///{+path}", {"path": "é\n"}) == "file:///%C3%A9%0A"
 
 
-def test_level_three_and_four_operators_expand() -> None:
+def test_level_three_and_four_operators_expand_with_string_values() -> None:
     assert broker.expand("x://s{?q,lang}", {"q": "a b", "lang": "en"}) == "x://s?q=a%20b&lang=en"
     assert broker.expand("x://{owner}/{name}{.ext}", {"owner": "me", "name": "r", "ext": "md"}) == "x://me/r.md"
+    assert broker.expand("x://{name:3}{;rev}{#frag}", {"name": "réseau", "rev": "2", "frag": "a b"}) == (
+        "x://r%C3%A9s;rev=2#a%20b"
+    )
+
+
+def test_list_arguments_expand_with_their_operator() -> None:
+    uri = broker.expand("x://{owner}{/path*}{?tag*}", {"owner": "me", "path": ["a", "b c"], "tag": ["x", "y"]})
+    assert uri == "x://me/a/b%20c?tag=x&tag=y"
+
+
+def test_an_empty_list_for_a_required_variable_counts_as_missing() -> None:
+    with pytest.raises(InvalidRequestError, match="'path'") as caught:
+        broker.expand("x://{owner}{/path*}", {"owner": "me", "path": []})
+    assert caught.value.data == {"uriTemplate": "x://{owner}{/path*}", "missing": ["path"]}
+
+
+def test_a_list_for_a_prefixed_variable_is_an_invalid_request() -> None:
+    with pytest.raises(InvalidRequestError, match="prefix modifier"):
+        broker.expand("x://{name:3}", {"name": ["a", "b"]})
+
+
+def test_a_template_over_the_sdk_length_limit_is_an_invalid_request() -> None:
+    with pytest.raises(InvalidRequestError, match=r"not valid.*over the limit of 8192"):
+        broker.expand("x://{v}" + "a" * 8192, {"v": "1"})
 
 
 def test_a_missing_argument_names_the_variable() -> None:
