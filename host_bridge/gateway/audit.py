@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal
 
-from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
 from host_bridge.gateway.hello import AgentProcess
+from host_bridge.jsonlines import JsonLinesLog, read_json_lines
 from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
@@ -54,51 +51,23 @@ class GatewayAuditEntry(WireModel):
 
 
 class GatewayAudit:
-    """JSON lines in ``<storage>/gateway.jsonl``, rotated to ``gateway.jsonl.1`` past :attr:`max_bytes`."""
+    """JSON lines in ``<storage>/gateway.jsonl``, rotated to ``gateway.jsonl.1`` past ``max_bytes``."""
 
     def __init__(self, storage_dir: str, *, max_bytes: int = 4 << 20) -> None:
-        self.path = os.path.join(storage_dir, GATEWAY_AUDIT_FILE)
+        self._log = JsonLinesLog(
+            os.path.join(storage_dir, GATEWAY_AUDIT_FILE), max_bytes=max_bytes, what="gateway audit log"
+        )
+        self.path = self._log.path
         """The current log file."""
-        self.max_bytes = max_bytes
-        """Size at which the file is rotated (one old generation is kept)."""
-        self._lock = threading.Lock()
-        self._failed = False
 
     def append(self, entry: GatewayAuditEntry) -> None:
         """Record ``entry``; a failure to write is logged once and never fails the session."""
-        line = (json.dumps(entry.to_wire(), ensure_ascii=False) + "\n").encode()
-        with self._lock:
-            try:
-                folder = Path(self.path).parent
-                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                check_private_dir(folder)
-                if os.path.exists(self.path) and os.path.getsize(self.path) + len(line) > self.max_bytes:
-                    os.replace(self.path, self.path + ".1")
-                fd = open_private(Path(self.path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-                try:
-                    os.write(fd, line)
-                finally:
-                    os.close(fd)
-                self._failed = False
-            except (OSError, UnsafeFileError) as error:
-                if not self._failed:
-                    logger.error("the gateway audit log %s is not written: %s", self.path, error)
-                self._failed = True
+        self._log.write(entry.to_wire())
 
 
 def read_gateway_audit(storage_dir: str) -> Iterator[GatewayAuditEntry]:
     """Entries of the rotated and current files, oldest first; damaged lines are skipped."""
-    path = os.path.join(storage_dir, GATEWAY_AUDIT_FILE)
-    for name in (path + ".1", path):
-        try:
-            with open(name, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        yield GatewayAuditEntry.model_validate_json(line)
-                    except ValueError:
-                        logger.warning("skipped a damaged line in %s", name)
-        except FileNotFoundError:
-            continue
+    return read_json_lines(os.path.join(storage_dir, GATEWAY_AUDIT_FILE), GatewayAuditEntry.model_validate_json)
 
 
 def now() -> datetime:

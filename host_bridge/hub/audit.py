@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal
 
 from host_bridge.consent.identity import ServerIdentity
-from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
 from host_bridge.hub.launch import Launch
+from host_bridge.jsonlines import JsonLinesLog, read_json_lines
 from host_bridge.roots import Root
 from host_bridge.uris import path_to_uri
 from host_bridge.wire import WireModel
@@ -46,15 +43,12 @@ class AuditEntry(WireModel):
 
 
 class AuditLog:
-    """JSON lines in ``<storage>/audit.jsonl``, rotated to ``audit.jsonl.1`` past :attr:`max_bytes`."""
+    """JSON lines in ``<storage>/audit.jsonl``, rotated to ``audit.jsonl.1`` past ``max_bytes``."""
 
     def __init__(self, storage_dir: str, *, max_bytes: int = 8 << 20) -> None:
-        self.path = os.path.join(storage_dir, AUDIT_FILE)
+        self._log = JsonLinesLog(os.path.join(storage_dir, AUDIT_FILE), max_bytes=max_bytes, what="roots audit log")
+        self.path = self._log.path
         """The current log file."""
-        self.max_bytes = max_bytes
-        """Size at which the file is rotated (one old generation is kept)."""
-        self._lock = threading.Lock()
-        self._failed = False
 
     def append(self, identity: ServerIdentity, protocol_version: str | None, roots: Sequence[Root]) -> None:
         """Record one answer for the server ``identity``; a failure to write is logged once, never blocks the answer."""
@@ -80,39 +74,9 @@ class AuditLog:
         )
 
     def _write(self, entry: AuditEntry) -> None:
-        line = (json.dumps(entry.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n").encode()
-        with self._lock:
-            try:
-                folder = Path(self.path).parent
-                if not folder.exists():
-                    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                # In a folder others can write to, the log could be another user's file or a link to one.
-                check_private_dir(folder)
-                if os.path.exists(self.path) and os.path.getsize(self.path) + len(line) > self.max_bytes:
-                    os.replace(self.path, self.path + ".1")
-                fd = open_private(Path(self.path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-                try:
-                    os.write(fd, line)
-                finally:
-                    os.close(fd)
-                self._failed = False
-            except (OSError, UnsafeFileError) as error:
-                if not self._failed:
-                    reason = error if isinstance(error, UnsafeFileError) else error.strerror or error
-                    logger.error("the roots audit log %s is not written: %s", self.path, reason)
-                self._failed = True
+        self._log.write(entry.model_dump(mode="json", by_alias=True))
 
 
 def read_audit(storage_dir: str) -> Iterator[AuditEntry]:
     """Entries of the rotated and current files, oldest first; unreadable lines are skipped."""
-    path = os.path.join(storage_dir, AUDIT_FILE)
-    for name in (path + ".1", path):
-        try:
-            with open(name, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        yield AuditEntry.model_validate_json(line)
-                    except ValueError:
-                        logger.warning("skipped a damaged line in %s", name)
-        except FileNotFoundError:
-            continue
+    return read_json_lines(os.path.join(storage_dir, AUDIT_FILE), AuditEntry.model_validate_json)
