@@ -128,12 +128,15 @@ def test_ctrl_c_while_roots_waits_for_git_exits_130_without_a_traceback(tmp_path
     exclude = root / ".git" / "info" / "exclude"
     exclude.unlink(missing_ok=True)
     os.mkfifo(exclude)  # git blocks reading it until the test lets it go
+    writer: int | None = None
     try:
         with on_terminal(host_bridge("roots", "--git-timeout", "60", str(root))) as terminal:
-            _wait_for_a_reader(exclude)
+            writer = _wait_for_a_reader(exclude)
             terminal.press_ctrl_c()
             code = terminal.wait()
     finally:
+        if writer is not None:
+            os.close(writer)
         _release(exclude)
 
     assert code == 130, terminal.text
@@ -141,13 +144,13 @@ def test_ctrl_c_while_roots_waits_for_git_exits_130_without_a_traceback(tmp_path
     assert "Traceback" not in terminal.text
 
 
-def _wait_for_a_reader(fifo: Path) -> None:
-    """Return once a process has ``fifo`` open for reading (opening it to write without blocking then works)."""
+def _wait_for_a_reader(fifo: Path) -> int:
+    """Once a process has ``fifo`` open for reading (opening it to write without blocking then works), the open
+    writing end: kept open, it keeps the reader blocked (closing it would give the reader end-of-file and let it go)."""
     deadline = time.monotonic() + WAIT
     while True:
         try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            return
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:
             if time.monotonic() > deadline:
                 raise AssertionError(f"nothing opened {fifo} within {WAIT} s") from None
