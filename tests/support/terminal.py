@@ -131,6 +131,9 @@ def on_terminal(
 
     def controlling_terminal() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        # As a login shell leaves it: a test run started in the background (``make test &``) ignores SIGINT, and an
+        # ignored signal stays ignored across exec, so Ctrl-C on this terminal would do nothing.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     try:
         process = subprocess.Popen(
