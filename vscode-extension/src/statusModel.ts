@@ -242,14 +242,38 @@ export function sidecarPickTexts(sidecar: SidecarState): PickTexts | undefined {
   }
 }
 
+/**
+ * Why a server offers no resources now, as the status picker and the resource picker say it; `undefined` for a
+ * running server that declares the resources capability. Its last error, when it has one, is told apart.
+ */
+export function resourcesNote(server: Pick<ServerStatus, "state" | "resources">): string | undefined {
+  switch (server.state) {
+    case "running":
+      return server.resources === undefined
+        ? "offers no resources: it does not declare the resources capability"
+        : undefined;
+    case "awaitingTrust":
+      return "waits for your trust: it is not started, so it offers no resources until you trust it";
+    case "starting":
+      return "is starting: its resources are listed once it runs";
+    case "restarting":
+      return "is restarting: its resources are listed once it runs again";
+    case "failed":
+      return "failed, so it offers no resources";
+    case "stopped":
+      return "is stopped, so it offers no resources";
+  }
+}
+
 /** A server's label for lists, its id when the label is empty. */
 export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string {
   return server.label === "" ? server.id : server.label;
 }
 
 /**
- * A server's entry in the status picker (server-controlled text cannot render icons): its state, protocol revision
- * and whether it is sandboxed; then its folders as {@link foldersText} says them, and its last error.
+ * A server's entry in the status picker (server-controlled text cannot render icons): its state, protocol revision,
+ * whether it is sandboxed and "no resources" when it offers none; then its folders as {@link foldersText} says
+ * them, why it offers no resources ({@link resourcesNote}) and its last error.
  */
 export function serverPickTexts(server: ServerStatus, now: Date = new Date()): PickTexts {
   const sandboxed = sandboxWord(server);
@@ -257,10 +281,13 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date()): P
     stateLabel(server.state),
     ...(server.protocolVersion === undefined ? [] : [server.protocolVersion]),
     ...(sandboxed === undefined ? [] : [sandboxed]),
+    ...(server.state === "running" && server.resources === undefined ? ["no resources"] : []),
   ].join(" · ");
   const through = visibleThroughText(server);
+  const note = resourcesNote(server);
   const folders = `${foldersText(server, now)}${through === "" ? "" : ` · ${through}`}`;
-  const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
+  const facts = note === undefined ? folders : `${folders} — ${note}`;
+  const detail = server.lastError === undefined ? facts : `${facts} — last error: ${oneLine(server.lastError)}`;
   return {
     label: noIcons(visible(serverLabel(server))),
     description: noIcons(visible(description)),
