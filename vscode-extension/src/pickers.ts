@@ -1,6 +1,7 @@
 // "MCP: Pick Resource" and "MCP: Insert Resource": one quick pick over every server's resources and
 // templates, filled page by page as the sidecar answers; templates ask their variables with completions.
 import * as vscode from "vscode";
+import type { CommandId } from "./commands";
 import type { Ctx } from "./ctx";
 import { type ResourceDocuments, insertionFor, readWithProgress, type OpenTarget } from "./documents";
 import { displayName, templateResultName } from "./resourceModel";
@@ -13,15 +14,24 @@ import { product } from "./text";
  * insert, `undefined` when the user gave up or the template could not be read (the error was shown).
  */
 export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget | undefined> {
-  try {
-    // Fails at once with the sentence that says why the bridge is not running and what to do.
-    await ctx.status();
-  } catch (error) {
-    ctx.showError("Cannot list MCP resources", error);
-    return undefined;
+  const sidecar = ctx.sidecarState.kind;
+  if (sidecar === "stopped" || sidecar === "failed") {
+    try {
+      // Fails at once with the sentence that says why the bridge is not running and what to do.
+      await ctx.status();
+    } catch (error) {
+      ctx.showError("Cannot list MCP resources", error);
+      return undefined;
+    }
   }
+  // While the host bridge starts, the picker opens at once and fills in once it runs.
   const choice = await ResourcePicker.choose(ctx, title);
   if (choice === undefined) {
+    return undefined;
+  }
+  if (choice.kind === "showStatus") {
+    // A notice was picked: the status says more about that server (and offers to restart it).
+    void vscode.commands.executeCommand("hostBridge.showStatus" satisfies CommandId);
     return undefined;
   }
   if (choice.kind === "resource") {
