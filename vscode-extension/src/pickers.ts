@@ -5,7 +5,7 @@ import type { CommandId } from "./commands";
 import type { Ctx } from "./ctx";
 import { type ResourceDocuments, insertionFor, readWithProgress, type OpenTarget } from "./documents";
 import { displayName, templateResultName } from "./resourceModel";
-import { ResourcePicker } from "./resourcePicker";
+import { PickerMemory, ResourcePicker } from "./resourcePicker";
 import { askArguments } from "./templateArguments";
 import { product } from "./text";
 
@@ -13,7 +13,7 @@ import { product } from "./text";
  * Let the user choose a resource, or a template and its arguments (which is then read); what to open or
  * insert, `undefined` when the user gave up or the template could not be read (the error was shown).
  */
-export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget | undefined> {
+export async function pickResource(ctx: Ctx, memory: PickerMemory, title: string): Promise<OpenTarget | undefined> {
   const sidecar = ctx.sidecarState.kind;
   if (sidecar === "stopped" || sidecar === "failed") {
     try {
@@ -25,7 +25,7 @@ export async function pickResource(ctx: Ctx, title: string): Promise<OpenTarget 
     }
   }
   // While the host bridge starts, the picker opens at once and fills in once it runs.
-  const choice = await ResourcePicker.choose(ctx, title);
+  const choice = await ResourcePicker.choose(ctx, memory, title);
   if (choice === undefined) {
     return undefined;
   }
@@ -70,12 +70,12 @@ const NO_EDITOR = product(
   'open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
 );
 
-async function insertResource(ctx: Ctx, documents: ResourceDocuments): Promise<void> {
+async function insertResource(ctx: Ctx, memory: PickerMemory, documents: ResourceDocuments): Promise<void> {
   if (vscode.window.activeTextEditor === undefined) {
     void vscode.window.showInformationMessage(NO_EDITOR);
     return;
   }
-  const target = await ctx.pickers.during(() => pickResource(ctx, product("Insert Resource")));
+  const target = await ctx.pickers.during(() => pickResource(ctx, memory, product("Insert Resource")));
   if (target === undefined) {
     return;
   }
@@ -110,15 +110,20 @@ async function insertResource(ctx: Ctx, documents: ResourceDocuments): Promise<v
 
 /** "MCP: Pick Resource" and "MCP: Insert Resource"; what they choose is read and shown through `documents`. */
 export class ResourcePickers {
+  /** The servers' last listings and their quick pick items, kept between openings. */
+  private readonly memory: PickerMemory;
+
   constructor(
     private readonly ctx: Ctx,
     private readonly documents: ResourceDocuments,
-  ) {}
+  ) {
+    this.memory = new PickerMemory(ctx);
+  }
 
   /** "MCP: Pick Resource": choose a resource and open it. */
   async pick(): Promise<void> {
     // Marked open while its pickers show, so a consent prompt waits instead of closing them.
-    const target = await this.ctx.pickers.during(() => pickResource(this.ctx, product("Pick Resource")));
+    const target = await this.ctx.pickers.during(() => pickResource(this.ctx, this.memory, product("Pick Resource")));
     if (target !== undefined) {
       await this.documents.open(target);
     }
@@ -126,6 +131,6 @@ export class ResourcePickers {
 
   /** "MCP: Insert Resource": choose a resource and put it at the cursor of the active editor. */
   insert(): Promise<void> {
-    return insertResource(this.ctx, this.documents);
+    return insertResource(this.ctx, this.memory, this.documents);
   }
 }

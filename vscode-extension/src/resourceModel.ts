@@ -55,7 +55,7 @@ function compareStrings(a: string, b: string): number {
 }
 
 /** An item with its sort keys worked out. */
-interface Keyed<T> {
+export interface Keyed<T> {
   readonly item: T;
   readonly priority: number;
   readonly key: string;
@@ -132,6 +132,12 @@ function keyedByServer<T extends { server: string }>(
 interface ServerGroup {
   resources: Keyed<protocol.ResourceItem>[];
   templates: Keyed<protocol.TemplateItem>[];
+}
+
+/** One server's rows as a catalog keeps them, sorted: another catalog takes them without sorting again. */
+export interface SortedGroup {
+  readonly resources: readonly Keyed<protocol.ResourceItem>[];
+  readonly templates: readonly Keyed<protocol.TemplateItem>[];
 }
 
 function sameNotice(a: Notice | undefined, b: Notice | undefined): boolean {
@@ -256,6 +262,18 @@ export class ResourceCatalog {
       .filter((item) => item.server === server)
       .map(keyedTemplate)
       .sort(compareKeyed);
+    this.cachedRows = undefined;
+  }
+
+  /** The sorted rows of `server`, to hand to another catalog ({@link setSortedGroup}); `undefined` when it has none. */
+  sortedGroup(server: string): SortedGroup | undefined {
+    const group = this.groups.get(server);
+    return group === undefined ? undefined : { resources: [...group.resources], templates: [...group.templates] };
+  }
+
+  /** Show `group` (from {@link sortedGroup}) as everything `server` has, in place of what it had. */
+  setSortedGroup(server: string, group: SortedGroup): void {
+    this.groups.set(server, { resources: [...group.resources], templates: [...group.templates] });
     this.cachedRows = undefined;
   }
 

@@ -9,8 +9,9 @@ import { SidecarError, type Ctx } from "./ctx";
 import * as protocol from "./protocol";
 import { type Notice, ResourceCatalog } from "./resourceModel";
 import {
+  ListingCache,
   type PickerAnswer,
-  FILTER_PLACEHOLDER,
+  FIRST_ROWS,
   REPEATED_PAGE_WARNING,
   type RowItem,
   RowItems,
@@ -18,6 +19,7 @@ import {
   comingUp,
   itemToHighlight,
   listAllPages,
+  listingFingerprint,
   pickerPlaceholder,
   renderInterval,
   serverNotice,
@@ -30,6 +32,33 @@ import { KEEP_OPEN, type Outcome, acceptedItem, runQuickPick } from "./ui/quickP
 
 export type { Choice, PickerAnswer } from "./resourcePickerModel";
 
+/**
+ * What the picker keeps between its openings, for the extension's lifetime: each server's last complete listing
+ * (so the picker opens with every row while it lists afresh) and the quick pick items made for them.
+ */
+export class PickerMemory {
+  readonly cache = new ListingCache();
+  readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
+
+  constructor(ctx: Ctx) {
+    ctx.pushExtCleanup(
+      ctx.onResourcesChanged(({ server }) => this.cache.forget(server)),
+      ctx.onServerChanged((status) => this.cache.serverChanged(status)),
+      ctx.onStateChanged((state) => {
+        if (state.kind !== "running") {
+          this.cache.clear();
+        }
+      }),
+    );
+  }
+}
+
+/** One server's items as a listing brings them. */
+interface Listed {
+  readonly resources: protocol.ResourceItem[];
+  readonly templates: protocol.TemplateItem[];
+}
+
 /** One showing of the resource quick pick; {@link ResourcePicker.choose} makes and runs one. */
 export class ResourcePicker {
   private readonly pick = vscode.window.createQuickPick<RowItem>();
@@ -37,7 +66,14 @@ export class ResourcePicker {
   /** The listing of every server under way (the first, or the one after the host bridge restarted). */
   private loadSource: vscode.CancellationTokenSource | undefined;
   private readonly catalog: ResourceCatalog;
-  private readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
+  private readonly items: RowItems;
+  /**
+   * Servers shown from their last listing ({@link PickerMemory}) while the listing of everything runs: their
+   * fresh items replace those rows at its end, if they differ.
+   */
+  private readonly refreshing = new Set<string>();
+  /** What the listing of everything brought so far, per server (kept as the servers' last listing at its end). */
+  private readonly fresh = new Map<string, Listed>();
   private readonly renders = new Throttle(
     () => this.render(),
     () => renderInterval(this.catalog.size),
@@ -66,9 +102,11 @@ export class ResourcePicker {
 
   private constructor(
     private readonly ctx: Ctx,
+    private readonly memory: PickerMemory,
     private readonly moreNotices: () => readonly Notice[],
   ) {
     this.catalog = new ResourceCatalog([...ctx.servers.keys()], this.labelOf);
+    this.items = memory.items;
   }
 
   /**
@@ -78,10 +116,11 @@ export class ResourcePicker {
    */
   static choose(
     ctx: Ctx,
+    memory: PickerMemory,
     title: string,
     moreNotices: () => readonly Notice[] = () => [],
   ): Promise<PickerAnswer | undefined> {
-    return new ResourcePicker(ctx, moreNotices).run(title);
+    return new ResourcePicker(ctx, memory, moreNotices).run(title);
   }
 
   private run(title: string): Promise<PickerAnswer | undefined> {
@@ -95,28 +134,39 @@ export class ResourcePicker {
         }
       }),
     );
+    // The first rows are set before the picker shows, so that they come with it.
+    if (this.ctx.sidecarState.kind === "running") {
+      this.loadAll();
+      this.refreshStatus();
+    } else {
+      this.render();
+    }
     const answer = runQuickPick<RowItem, PickerAnswer>(
       this.pick,
-      {
-        title,
-        placeholder: FILTER_PLACEHOLDER,
-        matchOnDescription: true,
-        matchOnDetail: true,
-        keepScrollPosition: true,
-        busy: true,
-      },
+      { title, matchOnDescription: true, matchOnDetail: true, keepScrollPosition: true },
       {
         accept: () => this.accept(),
         valueChanged: (value) => this.filterChanged(value),
         closed: () => this.close(),
       },
     );
-    if (this.ctx.sidecarState.kind === "running") {
-      this.loadAll();
-    } else {
-      this.renders.now();
-    }
     return answer;
+  }
+
+  /**
+   * Ask for the servers' status behind the first rows: it puts the servers in configuration order (they are known
+   * in the order they reported) and adds any not heard of yet; the list is redrawn if that changes the order.
+   */
+  private refreshStatus(): void {
+    const before = [...this.ctx.servers.keys()].join("\n");
+    this.ctx.status().then(
+      () => {
+        if (!this.closed && [...this.ctx.servers.keys()].join("\n") !== before) {
+          this.renders.now();
+        }
+      },
+      (error: unknown) => this.ctx.log.warn(`Could not refresh the MCP servers' status: ${errorMessage(error)}`),
+    );
   }
 
   private readonly labelOf = (id: string): string => {
@@ -156,10 +206,12 @@ export class ResourcePicker {
     }
   }
 
-  private render(): void {
+  /** Replace the list with the catalog's rows (the first `limit` of them, for a quick first showing). */
+  private render(limit?: number): void {
     this.updateNotices();
     const active = this.pick.activeItems[0];
-    const shown = this.catalog.rows().map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
+    const rows = limit === undefined ? this.catalog.rows() : this.catalog.rows().slice(0, limit);
+    const shown = rows.map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
     this.pick.items = shown;
     const highlight = itemToHighlight(shown, active, this.pick.value);
     if (highlight !== undefined) {
@@ -203,7 +255,10 @@ export class ResourcePicker {
     this.catalog.setGeneralNotices([...(sidecar === undefined ? [] : [sidecar]), ...this.moreNotices()]);
   }
 
-  /** List every server's resources and templates afresh; the picker stops being busy after it. */
+  /**
+   * List every server's resources and templates afresh; the picker stops being busy after it. A server whose
+   * last listing was kept shows it meanwhile.
+   */
   private loadAll(): void {
     if (this.closed) {
       return;
@@ -214,43 +269,126 @@ export class ResourcePicker {
     this.relisted.clear();
     this.listed.clear();
     this.keys.clear();
+    this.refreshing.clear();
+    this.fresh.clear();
     for (const server of this.ctx.servers.values()) {
       this.keys.set(server.id, listingKey(server));
+      const kept = server.state === "running" ? this.memory.cache.get(server) : undefined;
+      if (kept !== undefined) {
+        this.catalog.setSortedGroup(server.id, kept.group);
+        this.refreshing.add(server.id);
+        this.listed.add(server.id);
+      }
     }
     const source = new vscode.CancellationTokenSource();
     this.loadSource = source;
     this.loading = true;
-    this.renders.now();
-    void Promise.allSettled([
-      this.loadResources(source.token).catch(this.reportFailure("Listing MCP resources failed", source.token)),
-      this.loadTemplates(source.token).catch(this.reportFailure("Listing MCP resource templates failed", source.token)),
-    ]).then(() => {
-      if (source.token.isCancellationRequested) {
-        return;
-      }
-      this.loading = false;
-      // Every server that runs with resources was in this listing, unless it came up meanwhile (then it is
-      // listed on its own).
-      for (const server of this.ctx.servers.values()) {
-        if (server.state === "running" && server.resources !== undefined && !this.relisted.has(server.id)) {
-          this.listed.add(server.id);
+    this.showKept();
+    let failed = false;
+    const failure = (what: string) => {
+      const report = this.reportFailure(what, source.token);
+      return (error: unknown): void => {
+        failed = true;
+        report(error);
+      };
+    };
+    // Templates are asked for once the first page of resources is in, so that they do not delay it.
+    let templates: Promise<void> | undefined;
+    const listTemplates = (): Promise<void> =>
+      (templates ??= this.loadTemplates(source.token).catch(failure("Listing MCP resource templates failed")));
+    void this.loadResources(source.token, () => void listTemplates())
+      .catch(failure("Listing MCP resources failed"))
+      .then(listTemplates)
+      .then(() => {
+        if (!source.token.isCancellationRequested) {
+          this.loaded(failed);
         }
-      }
-      this.renders.now();
-    });
+      });
   }
 
-  private loadResources(token: vscode.CancellationToken): Promise<void> {
+  /**
+   * Draw what there is now: a long kept listing first in part, which reaches the window quickly, and whole right
+   * after.
+   */
+  private showKept(): void {
+    if (this.catalog.rows().length <= FIRST_ROWS) {
+      this.renders.now();
+      return;
+    }
+    this.render(FIRST_ROWS);
+    setTimeout(() => {
+      if (!this.closed) {
+        this.renders.now();
+      }
+    }, 0);
+  }
+
+  /**
+   * The listing of everything ended. Every server that runs with resources was in it, unless it came up
+   * meanwhile (then it is listed on its own): a server shown from its last listing gets its fresh rows if they
+   * differ, and each complete listing is kept for the next opening.
+   */
+  private loaded(failed: boolean): void {
+    this.loading = false;
+    for (const server of this.ctx.servers.values()) {
+      if (server.state !== "running" || server.resources === undefined || this.relisted.has(server.id)) {
+        continue;
+      }
+      this.listed.add(server.id);
+      if (failed) {
+        continue;
+      }
+      const fresh = this.fresh.get(server.id) ?? { resources: [], templates: [] };
+      const fingerprint = listingFingerprint(fresh.resources, fresh.templates);
+      if (this.refreshing.has(server.id) && this.memory.cache.get(server)?.fingerprint !== fingerprint) {
+        this.catalog.replaceServer(server.id, fresh.resources, fresh.templates);
+      }
+      this.keep(server, fingerprint);
+    }
+    this.refreshing.clear();
+    this.fresh.clear();
+    this.renders.now();
+  }
+
+  /** Keep the rows `server` shows now as its last listing, made of the items `fingerprint` stands for. */
+  private keep(server: protocol.ServerStatus, fingerprint: string): void {
+    const group = this.catalog.sortedGroup(server.id) ?? { resources: [], templates: [] };
+    this.memory.cache.set(server, { group, fingerprint });
+  }
+
+  private freshOf(server: string): Listed {
+    let listed = this.fresh.get(server);
+    if (listed === undefined) {
+      listed = { resources: [], templates: [] };
+      this.fresh.set(server, listed);
+    }
+    return listed;
+  }
+
+  /** Whether the rows of `server` come from the listing of everything now (not from its own, nor its last). */
+  private showsFresh(server: string): boolean {
+    return !this.relisted.has(server) && !this.refreshing.has(server);
+  }
+
+  /** List every server's resources page by page; `afterFirstPage` runs once the first page is drawn. */
+  private loadResources(token: vscode.CancellationToken, afterFirstPage: () => void): Promise<void> {
     return this.listPages({}, token, (page) => {
-      this.catalog.addResources(page.items.filter((item) => !this.relisted.has(item.server)));
+      for (const item of page.items) {
+        this.freshOf(item.server).resources.push(item);
+      }
+      this.catalog.addResources(page.items.filter((item) => this.showsFresh(item.server)));
       this.redraw();
+      afterFirstPage();
     });
   }
 
   private async loadTemplates(token: vscode.CancellationToken): Promise<void> {
     const result = await this.ctx.request(protocol.listResourceTemplates, {}, token);
     if (!token.isCancellationRequested) {
-      this.catalog.addTemplates(result.items.filter((item) => !this.relisted.has(item.server)));
+      for (const item of result.items) {
+        this.freshOf(item.server).templates.push(item);
+      }
+      this.catalog.addTemplates(result.items.filter((item) => this.showsFresh(item.server)));
       this.redraw();
     }
   }
@@ -271,6 +409,7 @@ export class ResourcePicker {
       } else {
         this.relistings.get(status.id)?.cancel();
         this.relisted.add(status.id);
+        this.refreshing.delete(status.id);
         this.listed.delete(status.id);
         this.catalog.replaceServer(status.id, [], []);
       }
@@ -288,6 +427,8 @@ export class ResourcePicker {
     this.loading = false;
     this.catalog.clear();
     this.listed.clear();
+    this.refreshing.clear();
+    this.fresh.clear();
     this.renders.now();
   }
 
@@ -313,8 +454,13 @@ export class ResourcePicker {
       const templates = await this.ctx.request(protocol.listResourceTemplates, { server }, source.token);
       if (!source.token.isCancellationRequested) {
         this.relisted.add(server);
+        this.refreshing.delete(server);
         this.listed.add(server);
         this.catalog.replaceServer(server, resources, templates.items);
+        const status = this.ctx.servers.get(server);
+        if (status !== undefined) {
+          this.keep(status, listingFingerprint(resources, templates.items));
+        }
         this.redraw();
       }
     } catch (error) {

@@ -5,9 +5,18 @@
 import type * as vscode from "vscode";
 import type { SidecarState } from "./ctx";
 import type * as protocol from "./protocol";
-import { type Notice, type Row, type RowText, resourceText, templateText, withServer } from "./resourceModel";
+import {
+  type Notice,
+  type Row,
+  type RowText,
+  type SortedGroup,
+  resourceText,
+  templateText,
+  withServer,
+} from "./resourceModel";
 import { resourcesNote, serverLabel } from "./statusModel";
 import { PRODUCT, noIcons, oneLine, visible } from "./text";
+import { type ListingKey, listingKey } from "./treeModel";
 
 /** A quick pick item showing one row of the catalog. */
 export interface RowItem extends vscode.QuickPickItem {
@@ -210,6 +219,12 @@ export function renderInterval(rows: number): number {
   return Math.max(RENDER_INTERVAL_MS, Math.round(rows / 5));
 }
 
+/**
+ * How many rows the picker shows first when it opens with a long list it kept: enough to fill it, few enough to
+ * reach the window at once; the whole list follows right after.
+ */
+export const FIRST_ROWS = 100;
+
 /** The shortest wait between two replacements of the list while pages arrive. */
 export const RENDER_INTERVAL_MS = 200;
 
@@ -281,5 +296,59 @@ export class Throttle {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+  }
+}
+
+/** One server's complete listing as the picker keeps it: its rows, sorted, and what they were made from. */
+export interface CachedListing {
+  readonly group: SortedGroup;
+  /** {@link listingFingerprint} of the items the rows were made from: a fresh listing equal to it changes nothing. */
+  readonly fingerprint: string;
+}
+
+/** What a server's listing holds, as one string, to tell whether a fresh listing brought anything new. */
+export function listingFingerprint(
+  resources: readonly protocol.ResourceItem[],
+  templates: readonly protocol.TemplateItem[],
+): string {
+  return JSON.stringify([resources, templates]);
+}
+
+/**
+ * The last complete listing of each server, kept between openings of the picker so that it opens with every row
+ * at once (and lists afresh behind them). A listing holds only for the server's connection it came from
+ * ({@link listingKey}); it is forgotten when the server says its list changed, and everything is forgotten when
+ * the host bridge stops (a new process has new connections).
+ */
+export class ListingCache {
+  private readonly listings = new Map<string, { key: ListingKey; listing: CachedListing }>();
+
+  /** The listing of `server` if one was kept for its current connection. */
+  get(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): CachedListing | undefined {
+    const kept = this.listings.get(server.id);
+    return kept !== undefined && kept.key === listingKey(server) ? kept.listing : undefined;
+  }
+
+  /** Keep the complete listing of `server`, made while it had the given status. */
+  set(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">, listing: CachedListing): void {
+    this.listings.set(server.id, { key: listingKey(server), listing });
+  }
+
+  /** The server's status changed: its listing goes when it started or stopped running with resources. */
+  serverChanged(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): void {
+    const kept = this.listings.get(server.id);
+    if (kept !== undefined && kept.key !== listingKey(server)) {
+      this.listings.delete(server.id);
+    }
+  }
+
+  /** Forget one server's listing (its list changed). */
+  forget(server: string): void {
+    this.listings.delete(server);
+  }
+
+  /** Forget everything (the host bridge stopped). */
+  clear(): void {
+    this.listings.clear();
   }
 }

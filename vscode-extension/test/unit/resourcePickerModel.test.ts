@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type * as protocol from "../../src/protocol";
 import type { Row } from "../../src/resourceModel";
+import { ResourceCatalog } from "../../src/resourceModel";
 import {
   FILTER_PLACEHOLDER,
+  ListingCache,
   NOTICE_DETAIL,
   type RowItem,
   RowItems,
@@ -10,6 +12,7 @@ import {
   comingUp,
   itemToHighlight,
   listAllPages,
+  listingFingerprint,
   pickerPlaceholder,
   renderInterval,
   sameEntry,
@@ -202,6 +205,69 @@ describe("renderInterval", () => {
     expect(renderInterval(1000)).toBe(200);
     expect(renderInterval(5000)).toBe(1000);
     expect(renderInterval(10_000)).toBe(2000);
+  });
+});
+
+describe("ListingCache", () => {
+  function kept(names: string[]): {
+    group: NonNullable<ReturnType<ResourceCatalog["sortedGroup"]>>;
+    fingerprint: string;
+  } {
+    const catalog = new ResourceCatalog(["fs"]);
+    const items = names.map((name) => resource("fs", name));
+    catalog.addResources(items);
+    return {
+      group: catalog.sortedGroup("fs") ?? { resources: [], templates: [] },
+      fingerprint: listingFingerprint(items, []),
+    };
+  }
+
+  it("hands back a server's last listing while it runs on the same connection", () => {
+    const cache = new ListingCache();
+    const listing = kept(["a", "b"]);
+    cache.set(status({ id: "fs" }), listing);
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] }))).toBe(listing);
+    expect(cache.get(status({ id: "other" }))).toBeUndefined();
+  });
+
+  it("drops a listing once its server stopped running, restarted with other capabilities, or said its list changed", () => {
+    const cache = new ListingCache();
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    cache.serverChanged(status({ id: "fs", state: "restarting" }));
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    expect(cache.get(status({ id: "fs", resources: { subscribe: true, listChanged: true } }))).toBeUndefined();
+    cache.serverChanged(status({ id: "fs" }));
+    expect(cache.get(status({ id: "fs" }))).toBeDefined();
+    cache.forget("fs");
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    cache.clear();
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+  });
+
+  it("gives a catalog a kept listing's rows, sorted, without sorting again", () => {
+    const catalog = new ResourceCatalog(["fs"]);
+    catalog.setSortedGroup("fs", kept(["b", "a"]).group);
+    expect(catalog.rows().map((row) => (row.kind === "resource" ? row.item.name : row.kind))).toEqual([
+      "separator",
+      "a",
+      "b",
+    ]);
+  });
+
+  it("tells a fresh listing that brings nothing new by its fingerprint", () => {
+    const items = [resource("fs", "a"), resource("fs", "b")];
+    expect(listingFingerprint(items, [])).toBe(
+      listingFingerprint(
+        items.map((item) => ({ ...item })),
+        [],
+      ),
+    );
+    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint([items[0]], []));
+    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint(items, [template("fs", "t")]));
   });
 });
 
