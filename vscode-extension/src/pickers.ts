@@ -8,12 +8,20 @@ import { displayName, templateResultName } from "./resourceModel";
 import { PickerMemory, ResourcePicker } from "./resourcePicker";
 import { askArguments } from "./templateArguments";
 import { product } from "./text";
+import type { WorkspaceTrustWait } from "./workspaceTrust";
+import { waitingSentence } from "./workspaceTrustModel";
+import type { Notice } from "./resourceModel";
 
 /**
  * Let the user choose a resource, or a template and its arguments (which is then read); what to open or
  * insert, `undefined` when the user gave up or the template could not be read (the error was shown).
  */
-export async function pickResource(ctx: Ctx, memory: PickerMemory, title: string): Promise<OpenTarget | undefined> {
+export async function pickResource(
+  ctx: Ctx,
+  memory: PickerMemory,
+  title: string,
+  moreNotices: () => readonly Notice[] = () => [],
+): Promise<OpenTarget | undefined> {
   const sidecar = ctx.sidecarState.kind;
   if (sidecar === "stopped" || sidecar === "failed") {
     try {
@@ -25,7 +33,7 @@ export async function pickResource(ctx: Ctx, memory: PickerMemory, title: string
     }
   }
   // While the host bridge starts, the picker opens at once and fills in once it runs.
-  const choice = await ResourcePicker.choose(ctx, memory, title);
+  const choice = await ResourcePicker.choose(ctx, memory, title, moreNotices);
   if (choice === undefined) {
     return undefined;
   }
@@ -70,12 +78,17 @@ const NO_EDITOR = product(
   'open an editor and place the cursor where the resource should go, then run "MCP: Insert Resource" again.',
 );
 
-async function insertResource(ctx: Ctx, memory: PickerMemory, documents: ResourceDocuments): Promise<void> {
+async function insertResource(
+  ctx: Ctx,
+  memory: PickerMemory,
+  documents: ResourceDocuments,
+  moreNotices: () => readonly Notice[],
+): Promise<void> {
   if (vscode.window.activeTextEditor === undefined) {
     void vscode.window.showInformationMessage(NO_EDITOR);
     return;
   }
-  const target = await ctx.pickers.during(() => pickResource(ctx, memory, product("Insert Resource")));
+  const target = await ctx.pickers.during(() => pickResource(ctx, memory, product("Insert Resource"), moreNotices));
   if (target === undefined) {
     return;
   }
@@ -116,14 +129,23 @@ export class ResourcePickers {
   constructor(
     private readonly ctx: Ctx,
     private readonly documents: ResourceDocuments,
+    private readonly trust: WorkspaceTrustWait,
   ) {
     this.memory = new PickerMemory(ctx);
   }
 
+  /** The picker's row about the workspace's servers that wait for workspace trust, if any. */
+  private readonly trustNotices = (): readonly Notice[] => {
+    const text = waitingSentence(this.trust.waiting, false);
+    return text === "" ? [] : [{ severity: "warning", text }];
+  };
+
   /** "MCP: Pick Resource": choose a resource and open it. */
   async pick(): Promise<void> {
     // Marked open while its pickers show, so a consent prompt waits instead of closing them.
-    const target = await this.ctx.pickers.during(() => pickResource(this.ctx, this.memory, product("Pick Resource")));
+    const target = await this.ctx.pickers.during(() =>
+      pickResource(this.ctx, this.memory, product("Pick Resource"), this.trustNotices),
+    );
     if (target !== undefined) {
       await this.documents.open(target);
     }
@@ -131,6 +153,6 @@ export class ResourcePickers {
 
   /** "MCP: Insert Resource": choose a resource and put it at the cursor of the active editor. */
   insert(): Promise<void> {
-    return insertResource(this.ctx, this.memory, this.documents);
+    return insertResource(this.ctx, this.memory, this.documents, this.trustNotices);
   }
 }

@@ -130,6 +130,27 @@ describe("statusTooltip", () => {
     );
   });
 
+  it("names the workspace's servers that wait for workspace trust instead of saying none is configured", () => {
+    const waiting = [{ path: "alpha/.vscode/mcp.json", names: ["workspace"] }];
+    const tooltip = statusTooltip({ kind: "running" }, [], undefined, now, waiting);
+    expect(tooltip).not.toContain("No MCP servers are configured");
+    expect(tooltip).toContain("none is configured in your settings, and this workspace is in Restricted Mode");
+    expect(tooltip).toContain("Restricted Mode: “workspace” (alpha/\\.vscode/mcp\\.json) waits for workspace trust");
+    expect(statusBarView({ kind: "running" }, [], undefined, waiting).text).toBe(
+      "$(workspace-untrusted) MCP · waiting for workspace trust",
+    );
+  });
+
+  it("lists the running servers, then what waits for workspace trust", () => {
+    const waiting = [{ path: "alpha/.mcp.json" }];
+    const tooltip = statusTooltip({ kind: "running" }, [server({ id: "everything" })], undefined, now, waiting);
+    expect(tooltip.indexOf("- **everything** — running")).toBeLessThan(tooltip.indexOf("Restricted Mode"));
+    expect(tooltip).toContain("the servers of alpha/\\.mcp\\.json wait for workspace trust");
+    expect(statusBarView({ kind: "running" }, [server({ id: "everything" })], undefined, waiting).text).toBe(
+      "$(plug) MCP 1 · no folders shared",
+    );
+  });
+
   it("tells how to add servers when none is configured", () => {
     expect(statusTooltip({ kind: "running" }, [])).toContain("hostBridge.servers");
   });
