@@ -12,6 +12,7 @@ import {
   ListingCache,
   type PickerAnswer,
   FIRST_ROWS,
+  type ListingEnd,
   REPEATED_PAGE_WARNING,
   type RowItem,
   RowItems,
@@ -297,7 +298,10 @@ export class ResourcePicker {
     const listTemplates = (): Promise<void> =>
       (templates ??= this.loadTemplates(source.token).catch(failure("Listing MCP resource templates failed")));
     void this.loadResources(source.token, () => void listTemplates())
-      .catch(failure("Listing MCP resources failed"))
+      .then((complete) => {
+        // A listing cut short (a server left out, a repeated page) is shown but not kept.
+        failed ||= !complete;
+      }, failure("Listing MCP resources failed"))
       .then(listTemplates)
       .then(() => {
         if (!source.token.isCancellationRequested) {
@@ -370,9 +374,14 @@ export class ResourcePicker {
     return !this.relisted.has(server) && !this.refreshing.has(server);
   }
 
-  /** List every server's resources page by page; `afterFirstPage` runs once the first page is drawn. */
-  private loadResources(token: vscode.CancellationToken, afterFirstPage: () => void): Promise<void> {
-    return this.listPages({}, token, (page) => {
+  /**
+   * List every server's resources page by page; `afterFirstPage` runs once the first page is drawn. Whether the
+   * listing was complete: no page said a server was left out or cut short.
+   */
+  private async loadResources(token: vscode.CancellationToken, afterFirstPage: () => void): Promise<boolean> {
+    let complete = true;
+    const end = await this.listPages({}, token, (page) => {
+      complete &&= page.warnings.length === 0;
       for (const item of page.items) {
         this.freshOf(item.server).resources.push(item);
       }
@@ -380,6 +389,7 @@ export class ResourcePicker {
       this.redraw();
       afterFirstPage();
     });
+    return complete && end === "done";
   }
 
   private async loadTemplates(token: vscode.CancellationToken): Promise<void> {
@@ -447,7 +457,11 @@ export class ResourcePicker {
     this.listed.delete(server);
     try {
       const resources: protocol.ResourceItem[] = [];
-      await this.listPages({ server }, source.token, (page) => resources.push(...page.items));
+      let complete = true;
+      const end = await this.listPages({ server }, source.token, (page) => {
+        complete &&= page.warnings.length === 0;
+        resources.push(...page.items);
+      });
       if (source.token.isCancellationRequested) {
         return;
       }
@@ -458,8 +472,10 @@ export class ResourcePicker {
         this.listed.add(server);
         this.catalog.replaceServer(server, resources, templates.items);
         const status = this.ctx.servers.get(server);
-        if (status !== undefined) {
+        if (status !== undefined && complete && end === "done") {
           this.keep(status, listingFingerprint(resources, templates.items));
+        } else {
+          this.memory.cache.forget(server);
         }
         this.redraw();
       }
@@ -477,12 +493,15 @@ export class ResourcePicker {
     }
   }
 
-  /** Every page of resources for `params`, handed to `onPage` as it comes; their warnings join the list. */
+  /**
+   * Every page of resources for `params`, handed to `onPage` as it comes; their warnings join the list. How the
+   * listing ended.
+   */
   private async listPages(
     params: protocol.ListResourcesParams,
     token: vscode.CancellationToken,
     onPage: (page: protocol.ResourcePage) => void,
-  ): Promise<void> {
+  ): Promise<ListingEnd> {
     const end = await listAllPages(
       (request) => this.ctx.request(protocol.listResources, request, token),
       params,
@@ -495,6 +514,7 @@ export class ResourcePicker {
     if (end === "repeated") {
       this.catalog.addWarnings([REPEATED_PAGE_WARNING]);
     }
+    return end;
   }
 
   private addWarnings(warnings: readonly string[]): void {
