@@ -38,8 +38,9 @@ export async function pickResource(
     return undefined;
   }
   if (choice.kind === "showStatus") {
-    // A notice was picked: the status says more about that server (and offers to restart it).
-    void vscode.commands.executeCommand("hostBridge.showStatus" satisfies CommandId);
+    // A notice was picked: the status says more about that server (and offers to restart it). Awaited, so that the
+    // pickers count as open without a gap in which a waiting consent question could show first.
+    await vscode.commands.executeCommand("hostBridge.showStatus" satisfies CommandId);
     return undefined;
   }
   if (choice.kind === "resource") {
