@@ -251,19 +251,34 @@ class ResourcesFixture:
         assert self.tg is not None, "lifespan not entered"
         self.tg.start_soon(func, *args)
 
-    def resources(self) -> list[types.Resource]:
-        """Every listed resource, in list order."""
-        listed = [make_resource(index) for index in range(self.count)]
+    def listed_count(self) -> int:
+        """How many resources are listed in all."""
+        extra = len(EVIL_RESOURCES) if self.fault == "evil-list" else 0
+        return extra + self.count + (1 if self.fault in ("big-blob", "big-text") else 0)
+
+    def resources(self, start: int, end: int) -> list[types.Resource]:
+        """The listed resources from index ``start`` to ``end`` (exclusive), in list order.
+
+        Only these are built, so a page of a long list costs the page, not the list.
+        """
+        evil: list[types.Resource] = []
         if self.fault == "evil-list":
             evil = [types.Resource(uri=uri, name=name, mime_type=mime) for uri, name, mime, _ in EVIL_RESOURCES]
-            listed = evil + listed
         size = int(self.options.big_mb * 1024 * 1024)
+        big: list[types.Resource] = []
         if self.fault == "big-blob":
-            listed.append(
-                types.Resource(uri=BIG_BLOB_URI, name="big-blob", mime_type="application/octet-stream", size=size)
-            )
+            big = [types.Resource(uri=BIG_BLOB_URI, name="big-blob", mime_type="application/octet-stream", size=size)]
         if self.fault == "big-text":
-            listed.append(types.Resource(uri=BIG_TEXT_URI, name="big-text", mime_type="text/plain", size=size))
+            big = [types.Resource(uri=BIG_TEXT_URI, name="big-text", mime_type="text/plain", size=size)]
+        end = min(end, self.listed_count())
+        listed: list[types.Resource] = []
+        for index in range(max(start, 0), end):
+            if index < len(evil):
+                listed.append(evil[index])
+            elif index - len(evil) < self.count:
+                listed.append(make_resource(index - len(evil)))
+            else:
+                listed.append(big[index - len(evil) - self.count])
         return listed
 
     async def list_resources(
@@ -271,11 +286,10 @@ class ResourcesFixture:
     ) -> types.ListResourcesResult:
         """One page of resources; the cursor is the offset of the page."""
         cursor = params.cursor if params else None
-        items = self.resources()
         size = self.options.page_size
         if self.fault == "endless-cursor":
             start = 0 if cursor is None else size
-            return types.ListResourcesResult(resources=items[start : start + size], next_cursor=ENDLESS_CURSOR)
+            return types.ListResourcesResult(resources=self.resources(start, start + size), next_cursor=ENDLESS_CURSOR)
         if cursor is None:
             start = 0
         elif cursor.isdigit():
@@ -283,7 +297,8 @@ class ResourcesFixture:
         else:
             raise MCPError(code=-32602, message="Invalid cursor", data={"cursor": cursor})
         end = start + size
-        return types.ListResourcesResult(resources=items[start:end], next_cursor=str(end) if end < len(items) else None)
+        next_cursor = str(end) if end < self.listed_count() else None
+        return types.ListResourcesResult(resources=self.resources(start, end), next_cursor=next_cursor)
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

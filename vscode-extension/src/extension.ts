@@ -11,6 +11,7 @@ import { ResourceFileSystem } from "./resourceFileSystem";
 import { Sidecar } from "./sidecar";
 import { StatusView } from "./status";
 import { ResourcesView } from "./tree";
+import { WorkspaceTrustWait } from "./workspaceTrust";
 
 let ctx: Ctx | undefined;
 let sidecar: Sidecar | undefined;
@@ -20,13 +21,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   sidecar = new Sidecar(ctx);
   ctx.pushExtCleanup(sidecar);
   const documents = new ResourceDocuments(ctx, new ResourceFileSystem(ctx));
+  const trust = new WorkspaceTrustWait(ctx);
   const features: Features = {
     ctx,
     consent: new Consent(ctx),
     documents,
-    pickers: new ResourcePickers(ctx, documents),
-    status: new StatusView(ctx, sidecar),
-    tree: new ResourcesView(ctx),
+    pickers: new ResourcePickers(ctx, documents, trust),
+    status: new StatusView(ctx, sidecar, trust),
+    tree: new ResourcesView(ctx, trust),
   };
   ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
   new VsCodeMcp(ctx, sidecar);

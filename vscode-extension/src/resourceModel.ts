@@ -7,10 +7,20 @@ import type * as protocol from "./protocol";
 import { lastSegment } from "./resourceUri";
 import { escapeMarkdown, noIcons } from "./text";
 
+/**
+ * Why a server (or, without `server`, the whole picker) shows no resources: it is starting, awaits trust, failed,
+ * offers none … A notice row is no resource: picking it leads to the servers' status.
+ */
+export interface Notice {
+  readonly text: string;
+  readonly severity: "info" | "warning";
+}
+
 /** A row of the picker. */
 export type Row =
   | { readonly kind: "separator"; readonly server: string; readonly label: string }
   | { readonly kind: "warning"; readonly text: string }
+  | ({ readonly kind: "notice"; readonly server?: string } & Notice)
   | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
   | { readonly kind: "template"; readonly item: protocol.TemplateItem };
 
@@ -45,7 +55,7 @@ function compareStrings(a: string, b: string): number {
 }
 
 /** An item with its sort keys worked out. */
-interface Keyed<T> {
+export interface Keyed<T> {
   readonly item: T;
   readonly priority: number;
   readonly key: string;
@@ -124,19 +134,83 @@ interface ServerGroup {
   templates: Keyed<protocol.TemplateItem>[];
 }
 
+/** One server's rows as a catalog keeps them, sorted: another catalog takes them without sorting again. */
+export interface SortedGroup {
+  readonly resources: readonly Keyed<protocol.ResourceItem>[];
+  readonly templates: readonly Keyed<protocol.TemplateItem>[];
+}
+
+function sameNotice(a: Notice | undefined, b: Notice | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.text === b.text && a.severity === b.severity);
+}
+
 /**
- * Resources, templates and warnings of one listing. `serverOrder` and `serverLabel` come from the known
+ * Resources, templates, warnings and notices of one listing. `serverOrder` and `serverLabel` come from the known
  * server states; servers not in the order follow in first-seen order.
  */
 export class ResourceCatalog {
   private readonly groups = new Map<string, ServerGroup>();
   private readonly warningList: string[] = [];
+  /** Per server, why it shows nothing (shown only while its group is empty). */
+  private readonly notices = new Map<string, Notice>();
+  /** Notices about the whole picker (the host bridge is starting …), shown after the warnings. */
+  private generalNotices: readonly Notice[] = [];
   private cachedRows: Row[] | undefined;
 
   constructor(
-    private readonly serverOrder: readonly string[] = [],
+    private serverOrder: readonly string[] = [],
     private readonly serverLabel: (server: string) => string = (server) => server,
   ) {}
+
+  /** The servers' configuration order changed (a server was added while the picker is open). */
+  setServerOrder(order: readonly string[]): void {
+    if (order.length !== this.serverOrder.length || order.some((server, index) => server !== this.serverOrder[index])) {
+      this.serverOrder = [...order];
+      this.cachedRows = undefined;
+    }
+  }
+
+  /** Say why `server` shows nothing, or take that back (`undefined`); shown under its name while it lists nothing. */
+  setNotice(server: string, notice: Notice | undefined): void {
+    if (sameNotice(this.notices.get(server), notice)) {
+      return;
+    }
+    if (notice === undefined) {
+      this.notices.delete(server);
+    } else {
+      this.notices.set(server, notice);
+    }
+    this.cachedRows = undefined;
+  }
+
+  /** Replace the notices about the whole picker. */
+  setGeneralNotices(notices: readonly Notice[]): void {
+    if (
+      notices.length !== this.generalNotices.length ||
+      notices.some((notice, index) => !sameNotice(notice, this.generalNotices[index]))
+    ) {
+      this.generalNotices = [...notices];
+      this.cachedRows = undefined;
+    }
+  }
+
+  /** How many notices show now (a server's only while it lists nothing). */
+  get noticeCount(): number {
+    let count = this.generalNotices.length;
+    for (const server of this.notices.keys()) {
+      if (this.itemCount(server) === 0) {
+        count += 1;
+      }
+    }
+    return count;
+  }
+
+  /** Forget every resource, template and warning (a new host bridge process lists everything afresh). */
+  clear(): void {
+    this.groups.clear();
+    this.warningList.length = 0;
+    this.cachedRows = undefined;
+  }
 
   /** How many resources and templates have arrived. */
   get size(): number {
@@ -191,6 +265,18 @@ export class ResourceCatalog {
     this.cachedRows = undefined;
   }
 
+  /** The sorted rows of `server`, to hand to another catalog ({@link setSortedGroup}); `undefined` when it has none. */
+  sortedGroup(server: string): SortedGroup | undefined {
+    const group = this.groups.get(server);
+    return group === undefined ? undefined : { resources: [...group.resources], templates: [...group.templates] };
+  }
+
+  /** Show `group` (from {@link sortedGroup}) as everything `server` has, in place of what it had. */
+  setSortedGroup(server: string, group: SortedGroup): void {
+    this.groups.set(server, { resources: [...group.resources], templates: [...group.templates] });
+    this.cachedRows = undefined;
+  }
+
   /** Add warnings of a page (a server failed, pagination repeated …); repeats are dropped. */
   addWarnings(warnings: readonly string[]): void {
     for (const warning of warnings) {
@@ -202,17 +288,26 @@ export class ResourceCatalog {
   }
 
   /**
-   * The rows to show: warnings first, then per server a separator, its resources, then its templates.
-   * The same array is returned until something is added.
+   * The rows to show: warnings and the general notices first, then per server a separator and its resources,
+   * then its templates, or the notice that says why it has none. The same array is returned until something
+   * changes.
    */
   rows(): readonly Row[] {
     if (this.cachedRows !== undefined) {
       return this.cachedRows;
     }
     const rows: Row[] = this.warningList.map((text) => ({ kind: "warning", text }));
+    for (const notice of this.generalNotices) {
+      rows.push({ kind: "notice", ...notice });
+    }
     for (const server of this.orderedServers()) {
       const group = this.groups.get(server);
+      const notice = this.notices.get(server);
       if (group === undefined || group.resources.length + group.templates.length === 0) {
+        if (notice !== undefined) {
+          rows.push({ kind: "separator", server, label: this.serverLabel(server) });
+          rows.push({ kind: "notice", server, ...notice });
+        }
         continue;
       }
       rows.push({ kind: "separator", server, label: this.serverLabel(server) });
@@ -227,9 +322,17 @@ export class ResourceCatalog {
     return rows;
   }
 
+  private itemCount(server: string): number {
+    const group = this.groups.get(server);
+    return group === undefined ? 0 : group.resources.length + group.templates.length;
+  }
+
   private orderedServers(): string[] {
-    const known = this.serverOrder.filter((server) => this.groups.has(server));
-    const rest = [...this.groups.keys()].filter((server) => !this.serverOrder.includes(server));
+    const shown = (server: string): boolean => this.groups.has(server) || this.notices.has(server);
+    const known = this.serverOrder.filter(shown);
+    const rest = [...new Set([...this.groups.keys(), ...this.notices.keys()])].filter(
+      (server) => !this.serverOrder.includes(server),
+    );
     return [...known, ...rest];
   }
 

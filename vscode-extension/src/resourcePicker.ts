@@ -1,88 +1,173 @@
 // The quick pick of "MCP: Pick Resource" and "MCP: Insert Resource": every server's resources and templates,
-// filled page by page as the sidecar answers, and listed again for a server that says its list changed. What
-// it shows and which row stays highlighted come from resourcePickerModel.ts and resourceModel.ts.
+// filled page by page as the sidecar answers, and kept up to date while it is open: a server that comes up is
+// listed when it runs, one that says its list changed is listed again, one that stops is emptied, and a server
+// without resources says why in a row of its own (starting, awaiting trust, failed, none offered). Opened while
+// the host bridge itself starts, it lists everything once it runs. What it shows and which row stays
+// highlighted come from resourcePickerModel.ts and resourceModel.ts.
 import * as vscode from "vscode";
 import { SidecarError, type Ctx } from "./ctx";
 import * as protocol from "./protocol";
-import { ResourceCatalog } from "./resourceModel";
+import { type Notice, ResourceCatalog } from "./resourceModel";
 import {
-  type Choice,
-  FILTER_PLACEHOLDER,
+  ListingCache,
+  type PickerAnswer,
+  FIRST_ROWS,
+  type ListingEnd,
   REPEATED_PAGE_WARNING,
   type RowItem,
   RowItems,
   Throttle,
+  comingUp,
   itemToHighlight,
   listAllPages,
+  listingFingerprint,
   pickerPlaceholder,
+  renderInterval,
+  serverNotice,
+  sidecarNotice,
 } from "./resourcePickerModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage } from "./text";
+import { type ListingKey, listingKey } from "./treeModel";
 import { KEEP_OPEN, type Outcome, acceptedItem, runQuickPick } from "./ui/quickPick";
 
-export type { Choice } from "./resourcePickerModel";
+export type { Choice, PickerAnswer } from "./resourcePickerModel";
 
-// While pages keep arriving the list is replaced at most this often: every replacement sends the whole
-// list to the renderer.
-const RENDER_INTERVAL_MS = 200;
+/**
+ * What the picker keeps between its openings, for the extension's lifetime: each server's last complete listing
+ * (so the picker opens with every row while it lists afresh) and the quick pick items made for them.
+ */
+export class PickerMemory {
+  readonly cache = new ListingCache();
+  readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
+
+  constructor(ctx: Ctx) {
+    ctx.pushExtCleanup(
+      ctx.onResourcesChanged(({ server }) => this.cache.forget(server)),
+      ctx.onServerChanged((status) => this.cache.serverChanged(status)),
+      ctx.onStateChanged((state) => {
+        if (state.kind !== "running") {
+          this.cache.clear();
+        }
+      }),
+    );
+  }
+}
+
+/** One server's items as a listing brings them. */
+interface Listed {
+  readonly resources: protocol.ResourceItem[];
+  readonly templates: protocol.TemplateItem[];
+}
 
 /** One showing of the resource quick pick; {@link ResourcePicker.choose} makes and runs one. */
 export class ResourcePicker {
   private readonly pick = vscode.window.createQuickPick<RowItem>();
-  /** Cancelled when the picker closes: every listing of this picker stops then. */
-  private readonly cancellation = new vscode.CancellationTokenSource();
+  private closed = false;
+  /** The listing of every server under way (the first, or the one after the host bridge restarted). */
+  private loadSource: vscode.CancellationTokenSource | undefined;
   private readonly catalog: ResourceCatalog;
-  private readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
-  private readonly renders = new Throttle(() => this.render(), RENDER_INTERVAL_MS);
+  private readonly items: RowItems;
   /**
-   * Servers listed again after they said their list changed: their fresh listing replaces whatever the first
-   * listing still brings of them.
+   * Servers shown from their last listing ({@link PickerMemory}) while the listing of everything runs: their
+   * fresh items replace those rows at its end, if they differ.
+   */
+  private readonly refreshing = new Set<string>();
+  /** What the listing of everything brought so far, per server (kept as the servers' last listing at its end). */
+  private readonly fresh = new Map<string, Listed>();
+  private readonly renders = new Throttle(
+    () => this.render(),
+    () => renderInterval(this.catalog.size),
+  );
+  /**
+   * Servers listed on their own after the listing of everything began (they came up, stopped, or said their list
+   * changed): their own listing replaces whatever the listing of everything still brings of them.
    */
   private readonly relisted = new Set<string>();
-  /** The re-listing under way per server; a newer one cancels it. */
+  /** The listing of one server under way; a newer one cancels it. */
   private readonly relistings = new Map<string, vscode.CancellationTokenSource>();
-  private loading = true;
+  /** Servers whose listing ended while the picker is open: one that lists nothing then says so. */
+  private readonly listed = new Set<string>();
+  /** Per server, whether it ran with resources when its rows were last decided ({@link listingKey}). */
+  private readonly keys = new Map<string, ListingKey>();
+  /** Servers given a notice, so that one gone from the status loses it. */
+  private readonly noticed = new Set<string>();
+  /** The host bridge stopped since everything was listed: list everything again when it runs. */
+  private stale = true;
+  private loading = false;
+  /** How many resources and templates the last redraw showed. */
+  private shownEntries = 0;
   /** Whether the user typed a filter: rows then name their server (the separators are gone). */
   private filtering = false;
+  private readonly listeners: vscode.Disposable[] = [];
 
-  private constructor(private readonly ctx: Ctx) {
+  private constructor(
+    private readonly ctx: Ctx,
+    private readonly memory: PickerMemory,
+    private readonly moreNotices: () => readonly Notice[],
+  ) {
     this.catalog = new ResourceCatalog([...ctx.servers.keys()], this.labelOf);
+    this.items = memory.items;
   }
 
-  /** Show the resource quick pick; the chosen resource or template, `undefined` when dismissed. */
-  static choose(ctx: Ctx, title: string): Promise<Choice | undefined> {
-    return new ResourcePicker(ctx).run(title);
+  /**
+   * Show the resource quick pick; the chosen resource or template, `showStatus` when a notice was picked,
+   * `undefined` when dismissed. `moreNotices` are rows about servers the host bridge does not know (waiting for
+   * workspace trust).
+   */
+  static choose(
+    ctx: Ctx,
+    memory: PickerMemory,
+    title: string,
+    moreNotices: () => readonly Notice[] = () => [],
+  ): Promise<PickerAnswer | undefined> {
+    return new ResourcePicker(ctx, memory, moreNotices).run(title);
   }
 
-  private run(title: string): Promise<Choice | undefined> {
-    const listChanged = this.ctx.onResourcesChanged(({ server }) => {
-      this.relist(server).catch(this.reportFailure(`Listing the resources of ${this.labelOf(server)} again failed`));
-    });
-    const choice = runQuickPick<RowItem, Choice>(
+  private run(title: string): Promise<PickerAnswer | undefined> {
+    this.listeners.push(
+      this.ctx.onResourcesChanged(({ server }) => this.relistReporting(server)),
+      this.ctx.onServerChanged((status) => this.serverChanged(status)),
+      this.ctx.onStateChanged(() => this.sidecarChanged()),
+      this.ctx.onStarted(() => {
+        if (this.stale) {
+          this.loadAll();
+        }
+      }),
+    );
+    // The first rows are set before the picker shows, so that they come with it.
+    if (this.ctx.sidecarState.kind === "running") {
+      this.loadAll();
+      this.refreshStatus();
+    } else {
+      this.render();
+    }
+    const answer = runQuickPick<RowItem, PickerAnswer>(
       this.pick,
-      {
-        title,
-        placeholder: FILTER_PLACEHOLDER,
-        matchOnDescription: true,
-        matchOnDetail: true,
-        keepScrollPosition: true,
-        busy: true,
-      },
+      { title, matchOnDescription: true, matchOnDetail: true, keepScrollPosition: true },
       {
         accept: () => this.accept(),
         valueChanged: (value) => this.filterChanged(value),
-        closed: () => {
-          listChanged.dispose();
-          this.close();
-        },
+        closed: () => this.close(),
       },
     );
-    void this.loadAll();
-    return choice;
+    return answer;
   }
 
-  private get token(): vscode.CancellationToken {
-    return this.cancellation.token;
+  /**
+   * Ask for the servers' status behind the first rows: it puts the servers in configuration order (they are known
+   * in the order they reported) and adds any not heard of yet; the list is redrawn if that changes the order.
+   */
+  private refreshStatus(): void {
+    const before = [...this.ctx.servers.keys()].join("\n");
+    this.ctx.status().then(
+      () => {
+        if (!this.closed && [...this.ctx.servers.keys()].join("\n") !== before) {
+          this.renders.now();
+        }
+      },
+      (error: unknown) => this.ctx.log.warn(`Could not refresh the MCP servers' status: ${errorMessage(error)}`),
+    );
   }
 
   private readonly labelOf = (id: string): string => {
@@ -90,8 +175,8 @@ export class ResourcePicker {
     return server === undefined ? id : serverLabel(server);
   };
 
-  /** A resource or template answers the picker; a warning shows the log, a separator nothing. */
-  private accept(): Outcome<Choice> {
+  /** A resource or template answers the picker; a notice leads to the status; a warning shows the log. */
+  private accept(): Outcome<PickerAnswer> {
     const row = acceptedItem(this.pick)?.row;
     if (row === undefined || row.kind === "separator") {
       return KEEP_OPEN;
@@ -99,6 +184,9 @@ export class ResourcePicker {
     if (row.kind === "warning") {
       this.ctx.log.show(true);
       return KEEP_OPEN;
+    }
+    if (row.kind === "notice") {
+      return { kind: "showStatus" };
     }
     return row;
   }
@@ -110,77 +198,310 @@ export class ResourcePicker {
     }
   }
 
-  private render(): void {
+  /** Redraw soon; at once when this brings the first resources (nothing to wait for then). */
+  private redraw(): void {
+    if (this.shownEntries === 0 && this.catalog.size > 0) {
+      this.renders.now();
+    } else {
+      this.renders.schedule();
+    }
+  }
+
+  /** Replace the list with the catalog's rows (the first `limit` of them, for a quick first showing). */
+  private render(limit?: number): void {
+    this.updateNotices();
     const active = this.pick.activeItems[0];
-    const shown = this.catalog.rows().map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
+    const rows = limit === undefined ? this.catalog.rows() : this.catalog.rows().slice(0, limit);
+    const shown = rows.map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
     this.pick.items = shown;
     const highlight = itemToHighlight(shown, active, this.pick.value);
     if (highlight !== undefined) {
       this.pick.activeItems = [highlight];
     }
-    this.pick.placeholder = pickerPlaceholder(this.loading, this.catalog.size, this.catalog.warnings.length);
+    this.shownEntries = this.catalog.size;
+    this.pick.busy = this.busy();
+    this.pick.placeholder = pickerPlaceholder(
+      this.loading,
+      this.catalog.size,
+      this.catalog.warnings.length,
+      this.catalog.noticeCount,
+    );
   }
 
-  /** The first listing of every server's resources and templates; the picker stops being busy after it. */
-  private async loadAll(): Promise<void> {
-    await Promise.allSettled([
-      this.loadResources().catch(this.reportFailure("Listing MCP resources failed")),
-      this.loadTemplates().catch(this.reportFailure("Listing MCP resource templates failed")),
-    ]);
-    this.loading = false;
-    if (this.token.isCancellationRequested) {
+  /** Whether more is coming: a listing is under way, the host bridge starts, or a server is coming up. */
+  private busy(): boolean {
+    if (this.ctx.sidecarState.kind === "starting") {
+      return true;
+    }
+    if (this.ctx.sidecarState.kind !== "running") {
+      return false;
+    }
+    return this.loading || this.relistings.size > 0 || [...this.ctx.servers.values()].some(comingUp);
+  }
+
+  /** Each known server's notice (why it shows nothing), and the notices about the host bridge and the rest. */
+  private updateNotices(): void {
+    this.catalog.setServerOrder([...this.ctx.servers.keys()]);
+    for (const server of this.noticed) {
+      if (!this.ctx.servers.has(server)) {
+        this.catalog.setNotice(server, undefined);
+        this.noticed.delete(server);
+      }
+    }
+    for (const server of this.ctx.servers.values()) {
+      this.catalog.setNotice(server.id, serverNotice(server, this.listed.has(server.id)));
+      this.noticed.add(server.id);
+    }
+    const sidecar = sidecarNotice(this.ctx.sidecarState);
+    this.catalog.setGeneralNotices([...(sidecar === undefined ? [] : [sidecar]), ...this.moreNotices()]);
+  }
+
+  /**
+   * List every server's resources and templates afresh; the picker stops being busy after it. A server whose
+   * last listing was kept shows it meanwhile.
+   */
+  private loadAll(): void {
+    if (this.closed) {
       return;
     }
-    this.pick.busy = false;
+    this.stale = false;
+    this.stopListings();
+    this.catalog.clear();
+    this.relisted.clear();
+    this.listed.clear();
+    this.keys.clear();
+    this.refreshing.clear();
+    this.fresh.clear();
+    for (const server of this.ctx.servers.values()) {
+      this.keys.set(server.id, listingKey(server));
+      const kept = server.state === "running" ? this.memory.cache.get(server) : undefined;
+      if (kept !== undefined) {
+        this.catalog.setSortedGroup(server.id, kept.group);
+        this.refreshing.add(server.id);
+        this.listed.add(server.id);
+      }
+    }
+    const source = new vscode.CancellationTokenSource();
+    this.loadSource = source;
+    this.loading = true;
+    this.showKept();
+    let failed = false;
+    const failure = (what: string) => {
+      const report = this.reportFailure(what, source.token);
+      return (error: unknown): void => {
+        failed = true;
+        report(error);
+      };
+    };
+    // Templates are asked for once the first page of resources is in, so that they do not delay it.
+    let templates: Promise<void> | undefined;
+    const listTemplates = (): Promise<void> =>
+      (templates ??= this.loadTemplates(source.token).catch(failure("Listing MCP resource templates failed")));
+    void this.loadResources(source.token, () => void listTemplates())
+      .then((complete) => {
+        // A listing cut short (a server left out, a repeated page) is shown but not kept.
+        failed ||= !complete;
+      }, failure("Listing MCP resources failed"))
+      .then(listTemplates)
+      .then(() => {
+        if (!source.token.isCancellationRequested) {
+          this.loaded(failed);
+        }
+      });
+  }
+
+  /**
+   * Draw what there is now: a long kept listing first in part, which reaches the window quickly, and whole right
+   * after.
+   */
+  private showKept(): void {
+    if (this.catalog.rows().length <= FIRST_ROWS) {
+      this.renders.now();
+      return;
+    }
+    this.render(FIRST_ROWS);
+    setTimeout(() => {
+      if (!this.closed) {
+        this.renders.now();
+      }
+    }, 0);
+  }
+
+  /**
+   * The listing of everything ended. Every server that runs with resources was in it, unless it came up
+   * meanwhile (then it is listed on its own): a server shown from its last listing gets its fresh rows if they
+   * differ, and each complete listing is kept for the next opening.
+   */
+  private loaded(failed: boolean): void {
+    this.loading = false;
+    for (const server of this.ctx.servers.values()) {
+      if (server.state !== "running" || server.resources === undefined || this.relisted.has(server.id)) {
+        continue;
+      }
+      this.listed.add(server.id);
+      if (failed) {
+        continue;
+      }
+      const fresh = this.fresh.get(server.id) ?? { resources: [], templates: [] };
+      const fingerprint = listingFingerprint(fresh.resources, fresh.templates);
+      if (this.refreshing.has(server.id) && this.memory.cache.get(server)?.fingerprint !== fingerprint) {
+        this.catalog.replaceServer(server.id, fresh.resources, fresh.templates);
+      }
+      this.keep(server, fingerprint);
+    }
+    this.refreshing.clear();
+    this.fresh.clear();
     this.renders.now();
   }
 
-  private loadResources(): Promise<void> {
-    return this.listPages({}, this.token, (page) => {
-      this.catalog.addResources(page.items.filter((item) => !this.relisted.has(item.server)));
-      this.renders.schedule();
-    });
+  /** Keep the rows `server` shows now as its last listing, made of the items `fingerprint` stands for. */
+  private keep(server: protocol.ServerStatus, fingerprint: string): void {
+    const group = this.catalog.sortedGroup(server.id) ?? { resources: [], templates: [] };
+    this.memory.cache.set(server, { group, fingerprint });
   }
 
-  private async loadTemplates(): Promise<void> {
-    const result = await this.ctx.request(protocol.listResourceTemplates, {}, this.token);
-    if (!this.token.isCancellationRequested) {
-      this.catalog.addTemplates(result.items.filter((item) => !this.relisted.has(item.server)));
-      this.renders.schedule();
+  private freshOf(server: string): Listed {
+    let listed = this.fresh.get(server);
+    if (listed === undefined) {
+      listed = { resources: [], templates: [] };
+      this.fresh.set(server, listed);
+    }
+    return listed;
+  }
+
+  /** Whether the rows of `server` come from the listing of everything now (not from its own, nor its last). */
+  private showsFresh(server: string): boolean {
+    return !this.relisted.has(server) && !this.refreshing.has(server);
+  }
+
+  /**
+   * List every server's resources page by page; `afterFirstPage` runs once the first page is drawn. Whether the
+   * listing was complete: no page said a server was left out or cut short.
+   */
+  private async loadResources(token: vscode.CancellationToken, afterFirstPage: () => void): Promise<boolean> {
+    let complete = true;
+    const end = await this.listPages({}, token, (page) => {
+      complete &&= page.warnings.length === 0;
+      for (const item of page.items) {
+        this.freshOf(item.server).resources.push(item);
+      }
+      this.catalog.addResources(page.items.filter((item) => this.showsFresh(item.server)));
+      this.redraw();
+      afterFirstPage();
+    });
+    return complete && end === "done";
+  }
+
+  private async loadTemplates(token: vscode.CancellationToken): Promise<void> {
+    const result = await this.ctx.request(protocol.listResourceTemplates, {}, token);
+    if (!token.isCancellationRequested) {
+      for (const item of result.items) {
+        this.freshOf(item.server).templates.push(item);
+      }
+      this.catalog.addTemplates(result.items.filter((item) => this.showsFresh(item.server)));
+      this.redraw();
     }
   }
 
-  /** List `server` again; only the latest re-listing of a server is shown. */
+  /**
+   * A server's status changed: when it started or stopped running with resources, its rows are redone (listed
+   * when it runs, emptied when not); its notice follows in any case.
+   */
+  private serverChanged(status: protocol.ServerStatus): void {
+    if (this.closed) {
+      return;
+    }
+    const key = listingKey(status);
+    if (this.keys.get(status.id) !== key) {
+      this.keys.set(status.id, key);
+      if (status.state === "running" && status.resources !== undefined) {
+        this.relistReporting(status.id);
+      } else {
+        this.relistings.get(status.id)?.cancel();
+        this.relisted.add(status.id);
+        this.refreshing.delete(status.id);
+        this.listed.delete(status.id);
+        this.catalog.replaceServer(status.id, [], []);
+      }
+    }
+    this.renders.schedule();
+  }
+
+  /** The host bridge stopped, failed or is starting: nothing listed holds any more; list again once it runs. */
+  private sidecarChanged(): void {
+    if (this.closed || this.ctx.sidecarState.kind === "running") {
+      return;
+    }
+    this.stale = true;
+    this.stopListings();
+    this.loading = false;
+    this.catalog.clear();
+    this.listed.clear();
+    this.refreshing.clear();
+    this.fresh.clear();
+    this.renders.now();
+  }
+
+  private relistReporting(server: string): void {
+    this.relist(server).catch(this.reportFailure(`Listing the resources of ${this.labelOf(server)} again failed`));
+  }
+
+  /** List `server` on its own; only its latest listing is shown. */
   private async relist(server: string): Promise<void> {
+    if (this.closed) {
+      return;
+    }
     this.relistings.get(server)?.cancel();
     const source = new vscode.CancellationTokenSource();
     this.relistings.set(server, source);
+    this.listed.delete(server);
     try {
       const resources: protocol.ResourceItem[] = [];
-      await this.listPages({ server }, source.token, (page) => resources.push(...page.items));
+      let complete = true;
+      const end = await this.listPages({ server }, source.token, (page) => {
+        complete &&= page.warnings.length === 0;
+        resources.push(...page.items);
+      });
       if (source.token.isCancellationRequested) {
         return;
       }
       const templates = await this.ctx.request(protocol.listResourceTemplates, { server }, source.token);
       if (!source.token.isCancellationRequested) {
         this.relisted.add(server);
+        this.refreshing.delete(server);
+        this.listed.add(server);
         this.catalog.replaceServer(server, resources, templates.items);
-        this.renders.schedule();
+        const status = this.ctx.servers.get(server);
+        if (status !== undefined && complete && end === "done") {
+          this.keep(status, listingFingerprint(resources, templates.items));
+        } else {
+          this.memory.cache.forget(server);
+        }
+        this.redraw();
+      }
+    } catch (error) {
+      // A server that stopped meanwhile says so in its notice; its failed listing is no news.
+      if (this.ctx.servers.get(server)?.state === "running") {
+        throw error;
       }
     } finally {
       if (this.relistings.get(server) === source) {
         this.relistings.delete(server);
+        this.renders.schedule();
       }
       source.dispose();
     }
   }
 
-  /** Every page of resources for `params`, handed to `onPage` as it comes; their warnings join the list. */
+  /**
+   * Every page of resources for `params`, handed to `onPage` as it comes; their warnings join the list. How the
+   * listing ended.
+   */
   private async listPages(
     params: protocol.ListResourcesParams,
     token: vscode.CancellationToken,
     onPage: (page: protocol.ResourcePage) => void,
-  ): Promise<void> {
+  ): Promise<ListingEnd> {
     const end = await listAllPages(
       (request) => this.ctx.request(protocol.listResources, request, token),
       params,
@@ -193,6 +514,7 @@ export class ResourcePicker {
     if (end === "repeated") {
       this.catalog.addWarnings([REPEATED_PAGE_WARNING]);
     }
+    return end;
   }
 
   private addWarnings(warnings: readonly string[]): void {
@@ -202,10 +524,13 @@ export class ResourcePicker {
     this.catalog.addWarnings(warnings);
   }
 
-  /** A failed listing becomes a warning row (and a line in the log), unless the picker closed or it was cancelled. */
-  private reportFailure(what: string): (error: unknown) => void {
+  /**
+   * A failed listing becomes a warning row (and a line in the log), unless the picker closed or the listing was
+   * cancelled.
+   */
+  private reportFailure(what: string, token?: vscode.CancellationToken): (error: unknown) => void {
     return (error) => {
-      if (this.token.isCancellationRequested || SidecarError.isCancellation(error)) {
+      if (this.closed || token?.isCancellationRequested === true || SidecarError.isCancellation(error)) {
         return;
       }
       const message = errorMessage(error);
@@ -215,13 +540,24 @@ export class ResourcePicker {
     };
   }
 
-  /** The picker closed: cancel every listing under way and any pending redraw. */
-  private close(): void {
+  /** Cancel the listing of everything and of each server. */
+  private stopListings(): void {
+    this.loadSource?.cancel();
+    this.loadSource?.dispose();
+    this.loadSource = undefined;
     for (const source of this.relistings.values()) {
       source.cancel();
     }
-    this.cancellation.cancel();
-    this.cancellation.dispose();
+    this.relistings.clear();
+  }
+
+  /** The picker closed: stop listening, cancel every listing under way and any pending redraw. */
+  private close(): void {
+    this.closed = true;
+    for (const listener of this.listeners.splice(0)) {
+      listener.dispose();
+    }
+    this.stopListings();
     this.renders.cancel();
   }
 }

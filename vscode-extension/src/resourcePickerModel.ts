@@ -1,10 +1,22 @@
 // The resource picker's logic without the vscode API: its quick pick items (made once per row, so replacing the
-// list stays cheap), which item stays highlighted when the list is replaced, its placeholder, the paging of a
-// listing, and how often the list is redrawn while pages arrive. resourcePicker.ts drives the quick pick.
+// list stays cheap), which item stays highlighted when the list is replaced, its placeholder, the notices that say
+// why a server shows nothing, the paging of a listing, and how often the list is redrawn while pages arrive.
+// resourcePicker.ts drives the quick pick.
 import type * as vscode from "vscode";
+import type { SidecarState } from "./ctx";
 import type * as protocol from "./protocol";
-import { type Row, type RowText, resourceText, templateText, withServer } from "./resourceModel";
-import { noIcons } from "./text";
+import {
+  type Notice,
+  type Row,
+  type RowText,
+  type SortedGroup,
+  resourceText,
+  templateText,
+  withServer,
+} from "./resourceModel";
+import { resourcesNote, serverLabel } from "./statusModel";
+import { PRODUCT, noIcons, oneLine, visible } from "./text";
+import { type ListingKey, listingKey } from "./treeModel";
 
 /** A quick pick item showing one row of the catalog. */
 export interface RowItem extends vscode.QuickPickItem {
@@ -13,6 +25,12 @@ export interface RowItem extends vscode.QuickPickItem {
 
 /** What the picker answers: a resource, or a template whose arguments are asked next. */
 export type Choice = Extract<Row, { kind: "resource" | "template" }>;
+
+/** The picker's answer: a {@link Choice}, or a notice was picked (show the servers' status, which says more). */
+export type PickerAnswer = Choice | { readonly kind: "showStatus" };
+
+/** What a notice row says it leads to. */
+export const NOTICE_DETAIL = 'Select to open "MCP: Show Server Status".';
 
 /** The filter's placeholder while the picker lists or shows resources. */
 export const FILTER_PLACEHOLDER = "Filter by title, name, URI or description";
@@ -27,6 +45,7 @@ export class RowItems {
   private readonly byItemNamed = new WeakMap<object, RowItem>();
   private readonly separators = new Map<string, RowItem>();
   private readonly warnings = new Map<string, RowItem>();
+  private readonly notices = new Map<string, RowItem>();
 
   /** `separatorKind` is `vscode.QuickPickItemKind.Separator`, passed in so that this module needs no vscode. */
   constructor(private readonly separatorKind: vscode.QuickPickItemKind) {}
@@ -45,6 +64,13 @@ export class RowItems {
           row,
           label: `$(warning) ${noIcons(row.text)}`,
           detail: "Select to show the log.",
+          alwaysShow: true,
+        }));
+      case "notice":
+        return this.cached(this.notices, `${row.server ?? ""}\n${row.severity}\n${row.text}`, () => ({
+          row,
+          label: `$(${row.severity}) ${noIcons(row.text)}`,
+          detail: NOTICE_DETAIL,
           alwaysShow: true,
         }));
       case "resource":
@@ -90,16 +116,23 @@ export function sameEntry(a: Row, b: Row): boolean {
       return b.kind === "template" && b.item.server === a.item.server && b.item.uriTemplate === a.item.uriTemplate;
     case "warning":
       return b.kind === "warning" && b.text === a.text;
+    case "notice":
+      return b.kind === "notice" && b.server === a.server && b.text === a.text;
     case "separator":
       return b.kind === "separator" && b.server === a.server;
   }
 }
 
+/** Whether a row is something to open: a resource or a template. */
+function openable(row: Row): boolean {
+  return row.kind === "resource" || row.kind === "template";
+}
+
 /**
  * The item to highlight after the list was replaced by `shown` (replacing it moves the highlight to the top):
  * the entry that was highlighted (`active`, also when swapped for the variant naming its server, or re-listed),
- * never a warning, so Enter opens a resource. When that entry is gone, an empty `filter` starts again on the
- * first resource or template; `undefined` leaves the highlight where the quick pick puts it.
+ * never a warning or a notice, so Enter opens a resource. When that entry is gone, an empty `filter` starts again
+ * on the first resource or template; `undefined` leaves the highlight where the quick pick puts it.
  */
 export function itemToHighlight<T extends { readonly row: Row }>(
   shown: readonly T[],
@@ -107,24 +140,93 @@ export function itemToHighlight<T extends { readonly row: Row }>(
   filter: string,
 ): T | undefined {
   const kept = active === undefined ? undefined : shown.find((item) => sameEntry(item.row, active.row));
-  if (kept !== undefined && kept.row.kind !== "warning") {
+  if (kept !== undefined && openable(kept.row)) {
     return kept;
   }
   if (filter === "") {
-    return shown.find((item) => item.row.kind === "resource" || item.row.kind === "template");
+    return shown.find((item) => openable(item.row));
   }
   return undefined;
 }
 
-/** The placeholder: the filter's while listing or when there is something to show, else why the list is empty. */
-export function pickerPlaceholder(loading: boolean, entries: number, warnings: number): string {
+/**
+ * The placeholder: the filter's while listing or when there is something to show, else why the list is empty
+ * (the notices or warnings say it, or nothing does).
+ */
+export function pickerPlaceholder(loading: boolean, entries: number, warnings: number, notices = 0): string {
   if (loading || entries > 0) {
     return FILTER_PLACEHOLDER;
+  }
+  if (notices > 0) {
+    return "No resources to show yet; the rows below say why.";
   }
   return warnings > 0
     ? "No resources could be listed; see the warnings above."
     : 'No MCP server offers resources right now. Run "MCP: Show Server Status" to see why.';
 }
+
+/**
+ * Why `server` shows no resources in the picker, as its one row: it is starting (info), waits for trust, failed
+ * (with its last error) or is stopped (warnings), declares no resources, or (once `listed`) lists none (info).
+ * `undefined` while a running server with resources is still being listed.
+ */
+export function serverNotice(server: protocol.ServerStatus, listed: boolean): Notice | undefined {
+  const name = `“${visible(serverLabel(server))}”`;
+  const note = resourcesNote(server);
+  if (note === undefined) {
+    return listed ? { severity: "info", text: `${name} lists no resources.` } : undefined;
+  }
+  const error =
+    server.lastError !== undefined && (server.state === "failed" || server.state === "stopped")
+      ? `: ${visible(oneLine(server.lastError))}`
+      : "";
+  const severity = server.state === "starting" || server.state === "restarting" || server.state === "running";
+  return { severity: severity ? "info" : "warning", text: `${name} ${note}${error}` };
+}
+
+/** Whether the picker should show that it is busy for this server: it is starting or restarting. */
+export function comingUp(server: Pick<protocol.ServerStatus, "state">): boolean {
+  return server.state === "starting" || server.state === "restarting";
+}
+
+/**
+ * What the picker says about the host bridge itself while it is not running (its rows come once it runs);
+ * nothing while it runs.
+ */
+export function sidecarNotice(sidecar: SidecarState): Notice | undefined {
+  switch (sidecar.kind) {
+    case "running":
+      return undefined;
+    case "starting":
+      return { severity: "info", text: `${PRODUCT} is starting; the servers' resources appear here as they come up.` };
+    case "stopped":
+      return {
+        severity: "warning",
+        text: `${PRODUCT} is stopped${sidecar.reason === undefined ? "" : `: ${visible(oneLine(sidecar.reason))}`}`,
+      };
+    case "failed":
+      return { severity: "warning", text: `${PRODUCT} failed: ${visible(oneLine(sidecar.reason))}` };
+  }
+}
+
+/**
+ * How long to wait before replacing the list again while pages keep arriving, for a list of `rows`: every
+ * replacement sends the whole list to the window, which filters and draws it anew, so a longer list is replaced
+ * less often (200 ms up to 1 000 rows, then 1 ms more per 5 rows): the window's work stays a bounded share of
+ * the time. The list is replaced at once when the listing ends.
+ */
+export function renderInterval(rows: number): number {
+  return Math.max(RENDER_INTERVAL_MS, Math.round(rows / 5));
+}
+
+/**
+ * How many rows the picker shows first when it opens with a long list it kept: enough to fill it, few enough to
+ * reach the window at once; the whole list follows right after.
+ */
+export const FIRST_ROWS = 100;
+
+/** The shortest wait between two replacements of the list while pages arrive. */
+export const RENDER_INTERVAL_MS = 200;
 
 /** How a paged listing ended: after its last page, on a cursor seen before, or because it was cancelled. */
 export type ListingEnd = "done" | "repeated" | "cancelled";
@@ -161,6 +263,7 @@ export async function listAllPages(
 /**
  * Runs `run` at most once per `intervalMs` when asked with {@link schedule} (while pages keep arriving, since
  * every replacement of a quick pick's items sends the whole list to the renderer), or at once with {@link now}.
+ * `intervalMs` may be a function, asked at each scheduling (the interval grows with the list).
  */
 export class Throttle {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -168,7 +271,7 @@ export class Throttle {
 
   constructor(
     private readonly run: () => void,
-    private readonly intervalMs: number,
+    private readonly intervalMs: number | (() => number),
   ) {}
 
   /** Run now; a scheduled run is dropped (this one covers it). */
@@ -183,7 +286,8 @@ export class Throttle {
     if (this.timer !== undefined) {
       return;
     }
-    this.timer = setTimeout(() => this.now(), Math.max(0, this.last + this.intervalMs - Date.now()));
+    const interval = typeof this.intervalMs === "number" ? this.intervalMs : this.intervalMs();
+    this.timer = setTimeout(() => this.now(), Math.max(0, this.last + interval - Date.now()));
   }
 
   /** Drop a scheduled run. */
@@ -192,5 +296,59 @@ export class Throttle {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+  }
+}
+
+/** One server's complete listing as the picker keeps it: its rows, sorted, and what they were made from. */
+export interface CachedListing {
+  readonly group: SortedGroup;
+  /** {@link listingFingerprint} of the items the rows were made from: a fresh listing equal to it changes nothing. */
+  readonly fingerprint: string;
+}
+
+/** What a server's listing holds, as one string, to tell whether a fresh listing brought anything new. */
+export function listingFingerprint(
+  resources: readonly protocol.ResourceItem[],
+  templates: readonly protocol.TemplateItem[],
+): string {
+  return JSON.stringify([resources, templates]);
+}
+
+/**
+ * The last complete listing of each server, kept between openings of the picker so that it opens with every row
+ * at once (and lists afresh behind them). A listing holds only for the server's connection it came from
+ * ({@link listingKey}); it is forgotten when the server says its list changed, and everything is forgotten when
+ * the host bridge stops (a new process has new connections).
+ */
+export class ListingCache {
+  private readonly listings = new Map<string, { key: ListingKey; listing: CachedListing }>();
+
+  /** The listing of `server` if one was kept for its current connection. */
+  get(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): CachedListing | undefined {
+    const kept = this.listings.get(server.id);
+    return kept !== undefined && kept.key === listingKey(server) ? kept.listing : undefined;
+  }
+
+  /** Keep the complete listing of `server`, made while it had the given status. */
+  set(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">, listing: CachedListing): void {
+    this.listings.set(server.id, { key: listingKey(server), listing });
+  }
+
+  /** The server's status changed: its listing goes when it started or stopped running with resources. */
+  serverChanged(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): void {
+    const kept = this.listings.get(server.id);
+    if (kept !== undefined && kept.key !== listingKey(server)) {
+      this.listings.delete(server.id);
+    }
+  }
+
+  /** Forget one server's listing (its list changed). */
+  forget(server: string): void {
+    this.listings.delete(server);
+  }
+
+  /** Forget everything (the host bridge stopped). */
+  clear(): void {
+    this.listings.clear();
   }
 }

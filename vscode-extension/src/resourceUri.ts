@@ -5,6 +5,12 @@
 // only for people and for VS Code's choice of language and editor (the path ends with a file name and an
 // extension). A `file://` resource URI is just a name in the server's namespace: it is never mapped to a
 // local path, and this scheme's only reader asks the sidecar.
+//
+// The query also holds the path the URI was made with. A relative link in a document (Markdown's
+// `[x](structure.md)`) is resolved by VS Code against the document's URI: a new path, the same query. Such a path
+// names the resource the link points to, relative to the resource the query names: the link's reference is
+// resolved against that resource's URI (RFC 3986), and it is read from the same server.
+import { posix } from "node:path";
 import { extensionFits, extensionForMime } from "./mime";
 import { INVISIBLE_CHARS } from "./text";
 
@@ -110,20 +116,25 @@ export function encodeResourceUri(address: ResourceAddress, mimeType?: string): 
   const fileName = resourceFileName(address.uri, mimeType);
   const directories = segments.slice(0, -1);
   const path = `/${[...directories, fileName].join("/")}`;
-  const query = `server=${toBase64Url(address.server)}&uri=${toBase64Url(address.uri)}`;
+  const query = `server=${toBase64Url(address.server)}&uri=${toBase64Url(address.uri)}&path=${toBase64Url(path)}`;
   return { scheme: RESOURCE_SCHEME, authority: authorityLabel(address.server), path, query };
 }
 
 /**
  * The server and resource URI of an `mcp-bridge:` URI, from its (decoded) query; `undefined` when it is
- * not one of ours or is malformed.
+ * not one of ours or is malformed. When its `path` is not the one it was made with, it is a relative link
+ * resolved by VS Code: the resource it names is the link's reference resolved against the query's resource
+ * ({@link linkedResource}), on the same server.
  */
-export function decodeResourceUri(components: Pick<UriComponents, "scheme" | "query">): ResourceAddress | undefined {
+export function decodeResourceUri(
+  components: Pick<UriComponents, "scheme" | "query"> & { readonly path?: string },
+): ResourceAddress | undefined {
   if (components.scheme !== RESOURCE_SCHEME) {
     return undefined;
   }
   let server: string | undefined;
   let uri: string | undefined;
+  let madeWith: string | undefined;
   for (const pair of components.query.split("&")) {
     const equals = pair.indexOf("=");
     if (equals < 0) {
@@ -138,12 +149,116 @@ export function decodeResourceUri(components: Pick<UriComponents, "scheme" | "qu
       server = value;
     } else if (key === "uri") {
       uri = value;
+    } else if (key === "path") {
+      madeWith = value;
     }
   }
   if (server === undefined || server === "" || uri === undefined || uri === "") {
     return undefined;
   }
+  if (madeWith !== undefined && components.path !== undefined && components.path !== madeWith) {
+    return { server, uri: linkedResource(uri, madeWith, components.path) };
+  }
   return { server, uri };
+}
+
+/**
+ * The URI of the resource a relative link leads to. `resourceUri` was shown under the path `shownAt`; the link
+ * was resolved by VS Code against that path to `linkedPath` (its `..` taken out). The link's reference — the way
+ * from the folder of `shownAt` to `linkedPath`, its segments percent-encoded again — is resolved against
+ * `resourceUri` as RFC 3986 says. The shown path may lack the start of a very long resource URI, so a link
+ * climbing above it reaches only its first folder.
+ */
+export function linkedResource(resourceUri: string, shownAt: string, linkedPath: string): string {
+  const relative = posix.relative(posix.dirname(shownAt), linkedPath);
+  const trailing = linkedPath.endsWith("/") && relative !== "" ? "/" : "";
+  const reference =
+    relative === ""
+      ? "./"
+      : relative
+          .split("/")
+          .map((segment) => (segment === ".." ? segment : encodeURIComponent(segment)))
+          .join("/") + trailing;
+  return resolveReference(resourceUri, reference);
+}
+
+/** The five components of a URI reference (RFC 3986, appendix B); absent ones are `undefined`. */
+interface Reference {
+  readonly scheme?: string;
+  readonly authority?: string;
+  readonly path: string;
+  readonly query?: string;
+  readonly fragment?: string;
+}
+
+function parseReference(text: string): Reference {
+  const match = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/s.exec(text);
+  return {
+    scheme: match?.[1],
+    authority: match?.[2],
+    path: match?.[3] ?? "",
+    query: match?.[4],
+    fragment: match?.[5],
+  };
+}
+
+/** RFC 3986 §5.2.4: the path without its `.` and `..` segments. */
+export function removeDotSegments(path: string): string {
+  let input = path;
+  const output: string[] = [];
+  while (input !== "") {
+    if (input.startsWith("../")) {
+      input = input.slice(3);
+    } else if (input.startsWith("./")) {
+      input = input.slice(2);
+    } else if (input.startsWith("/./")) {
+      input = input.slice(2);
+    } else if (input === "/.") {
+      input = "/";
+    } else if (input.startsWith("/../")) {
+      input = input.slice(3);
+      output.pop();
+    } else if (input === "/..") {
+      input = "/";
+      output.pop();
+    } else if (input === "." || input === "..") {
+      input = "";
+    } else {
+      const next = input.indexOf("/", input.startsWith("/") ? 1 : 0);
+      const segment = next < 0 ? input : input.slice(0, next);
+      output.push(segment);
+      input = next < 0 ? "" : input.slice(next);
+    }
+  }
+  return output.join("");
+}
+
+/** RFC 3986 §5.2.2: the target URI of `reference` resolved against the absolute URI `base`. */
+export function resolveReference(base: string, reference: string): string {
+  const b = parseReference(base);
+  const r = parseReference(reference);
+  let target: Reference;
+  if (r.scheme !== undefined) {
+    target = { ...r, path: removeDotSegments(r.path) };
+  } else if (r.authority !== undefined) {
+    target = { ...r, scheme: b.scheme, path: removeDotSegments(r.path) };
+  } else if (r.path === "") {
+    target = { scheme: b.scheme, authority: b.authority, path: b.path, query: r.query ?? b.query };
+  } else {
+    const merged = r.path.startsWith("/")
+      ? r.path
+      : b.authority !== undefined && b.path === ""
+        ? `/${r.path}`
+        : `${b.path.slice(0, b.path.lastIndexOf("/") + 1)}${r.path}`;
+    target = { scheme: b.scheme, authority: b.authority, path: removeDotSegments(merged), query: r.query };
+  }
+  return (
+    (target.scheme === undefined ? "" : `${target.scheme}:`) +
+    (target.authority === undefined ? "" : `//${target.authority}`) +
+    target.path +
+    (target.query === undefined ? "" : `?${target.query}`) +
+    (r.fragment === undefined ? "" : `#${r.fragment}`)
+  );
 }
 
 function toBase64Url(text: string): string {

@@ -15,6 +15,8 @@ import {
   statusBarView,
 } from "./statusModel";
 import { errorMessage, noIcons, product, visible } from "./text";
+import type { WorkspaceTrustWait } from "./workspaceTrust";
+import { waitingPicks } from "./workspaceTrustModel";
 
 /** Commands a tooltip link may run. */
 const TOOLTIP_COMMANDS: CommandId[] = ["hostBridge.showStatus", "hostBridge.showLog", "hostBridge.restartSidecar"];
@@ -28,11 +30,18 @@ export class StatusView {
   constructor(
     private readonly ctx: Ctx,
     private readonly sidecar: Sidecar,
+    private readonly trust: WorkspaceTrustWait,
   ) {
     this.item.name = "MCP Host Bridge";
     this.item.command = "hostBridge.showStatus" satisfies CommandId;
     const render = (): void => this.render();
-    ctx.pushExtCleanup(this.item, ctx.onServerChanged(render), ctx.onStateChanged(render), ctx.onStarted(render));
+    ctx.pushExtCleanup(
+      this.item,
+      ctx.onServerChanged(render),
+      ctx.onStateChanged(render),
+      ctx.onStarted(render),
+      trust.onDidChange(render),
+    );
     this.render();
     this.item.show();
   }
@@ -52,7 +61,12 @@ export class StatusView {
   }
 
   private render(): void {
-    const view = statusBarView(this.ctx.sidecarState, [...this.ctx.servers.values()], this.sidecar.pid);
+    const view = statusBarView(
+      this.ctx.sidecarState,
+      [...this.ctx.servers.values()],
+      this.sidecar.pid,
+      this.trust.waiting,
+    );
     this.item.text = view.text;
     const tooltip = new vscode.MarkdownString(view.tooltip);
     tooltip.isTrusted = { enabledCommands: TOOLTIP_COMMANDS };
@@ -82,6 +96,18 @@ export class StatusView {
     for (const server of servers) {
       picks.push({ ...serverPickTexts(server), run: () => this.showServerActions(server.id) });
     }
+    const waiting = waitingPicks(this.trust.waiting);
+    if (waiting.length > 0) {
+      picks.push({ label: "Waiting for workspace trust", kind: vscode.QuickPickItemKind.Separator });
+      for (const pick of waiting) {
+        picks.push({
+          ...pick,
+          run: async () => {
+            await vscode.commands.executeCommand("workbench.trust.manage");
+          },
+        });
+      }
+    }
     picks.push(
       { label: "Host bridge", kind: vscode.QuickPickItemKind.Separator },
       { label: "$(output) Show log", run: async () => this.ctx.log.show() },
@@ -89,7 +115,12 @@ export class StatusView {
     );
     const picked = await vscode.window.showQuickPick(picks, {
       title: product("MCP Server Status"),
-      placeHolder: servers.length === 0 ? "No MCP servers are known" : "Pick a server for its actions",
+      placeHolder:
+        servers.length > 0
+          ? "Pick a server for its actions"
+          : waiting.length > 0
+            ? "No MCP server runs: the workspace's servers wait for workspace trust"
+            : "No MCP servers are known",
       matchOnDescription: true,
       matchOnDetail: true,
     });

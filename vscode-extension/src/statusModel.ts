@@ -3,6 +3,7 @@
 import type { SidecarState } from "./ctx";
 import type { ServerState, ServerStatus, SharedRoot } from "./protocol";
 import { PRODUCT, escapeMarkdown, fileUriPath, foldersShared, noIcons, oneLine, product, visible } from "./text";
+import { type WaitingForTrust, waitingSentence, withServers } from "./workspaceTrustModel";
 
 /** The status bar item's content; `tooltip` is Markdown. */
 export interface StatusBarView {
@@ -142,9 +143,17 @@ export function sandboxWord(server: Pick<ServerStatus, "sandbox">): string | und
   return server.sandbox.enforced ? "sandboxed" : "not sandboxed";
 }
 
-/** The status bar item for a sidecar state and the servers' latest statuses. */
-export function statusBarView(sidecar: SidecarState, servers: readonly ServerStatus[], pid?: number): StatusBarView {
-  const tooltip = statusTooltip(sidecar, servers, pid);
+/**
+ * The status bar item for a sidecar state and the servers' latest statuses; `waiting` are the workspace's server
+ * files waiting for workspace trust (Restricted Mode).
+ */
+export function statusBarView(
+  sidecar: SidecarState,
+  servers: readonly ServerStatus[],
+  pid?: number,
+  waiting: WaitingForTrust = [],
+): StatusBarView {
+  const tooltip = statusTooltip(sidecar, servers, pid, new Date(), waiting);
   switch (sidecar.kind) {
     case "starting":
       return { text: "$(sync~spin) MCP starting…", tooltip, warning: false };
@@ -157,26 +166,37 @@ export function statusBarView(sidecar: SidecarState, servers: readonly ServerSta
   }
   const warning = servers.some((server) => server.state === "failed");
   if (servers.length === 0) {
-    return { text: "$(plug) MCP · no servers", tooltip, warning };
+    const text =
+      withServers(waiting).length > 0
+        ? "$(workspace-untrusted) MCP · waiting for workspace trust"
+        : "$(plug) MCP · no servers";
+    return { text, tooltip, warning };
   }
   const running = servers.filter((server) => server.state === "running").length;
   const count = running === servers.length ? `${running}` : `${running}/${servers.length}`;
   return { text: `$(plug) MCP ${count} · ${foldersShared(sharedFolderCount(servers))}`, tooltip, warning };
 }
 
-/** The status bar tooltip (Markdown): the sidecar's state, then each server with its state and shared folders. */
+/**
+ * The status bar tooltip (Markdown): the sidecar's state, then each server with its state and shared folders, then
+ * the servers of the workspace's files that wait for workspace trust (Restricted Mode).
+ */
 export function statusTooltip(
   sidecar: SidecarState,
   servers: readonly ServerStatus[],
   pid?: number,
   now: Date = new Date(),
+  waiting: WaitingForTrust = [],
 ): string {
   const lines = [`**${PRODUCT}** — ${sidecarSentence(sidecar, pid)}`, ""];
+  const untrusted = waitingSentence(waiting, true);
   if (servers.length === 0) {
     lines.push(
-      sidecar.kind === "running"
-        ? "No MCP servers are configured. Add them in the `hostBridge.servers` setting or in `.vscode/mcp.json`."
-        : "No MCP servers known yet.",
+      sidecar.kind !== "running"
+        ? "No MCP servers known yet."
+        : untrusted !== ""
+          ? "No MCP server runs: none is configured in your settings, and this workspace is in Restricted Mode."
+          : "No MCP servers are configured. Add them in the `hostBridge.servers` setting or in `.vscode/mcp.json`.",
     );
   }
   for (const server of servers) {
@@ -198,6 +218,9 @@ export function statusTooltip(
       line += `  \n  ${escapeMarkdown(oneLine(server.lastError))}`;
     }
     lines.push(line);
+  }
+  if (untrusted !== "") {
+    lines.push("", untrusted);
   }
   lines.push("", "Click for details and actions.");
   return lines.join("\n");
@@ -242,14 +265,38 @@ export function sidecarPickTexts(sidecar: SidecarState): PickTexts | undefined {
   }
 }
 
+/**
+ * Why a server offers no resources now, as the status picker and the resource picker say it; `undefined` for a
+ * running server that declares the resources capability. Its last error, when it has one, is told apart.
+ */
+export function resourcesNote(server: Pick<ServerStatus, "state" | "resources">): string | undefined {
+  switch (server.state) {
+    case "running":
+      return server.resources === undefined
+        ? "offers no resources: it does not declare the resources capability"
+        : undefined;
+    case "awaitingTrust":
+      return "waits for your trust: it is not started, so it offers no resources until you trust it";
+    case "starting":
+      return "is starting: its resources are listed once it runs";
+    case "restarting":
+      return "is restarting: its resources are listed once it runs again";
+    case "failed":
+      return "failed, so it offers no resources";
+    case "stopped":
+      return "is stopped, so it offers no resources";
+  }
+}
+
 /** A server's label for lists, its id when the label is empty. */
 export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string {
   return server.label === "" ? server.id : server.label;
 }
 
 /**
- * A server's entry in the status picker (server-controlled text cannot render icons): its state, protocol revision
- * and whether it is sandboxed; then its folders as {@link foldersText} says them, and its last error.
+ * A server's entry in the status picker (server-controlled text cannot render icons): its state, protocol revision,
+ * whether it is sandboxed and "no resources" when it offers none; then its folders as {@link foldersText} says
+ * them, why it offers no resources ({@link resourcesNote}) and its last error.
  */
 export function serverPickTexts(server: ServerStatus, now: Date = new Date()): PickTexts {
   const sandboxed = sandboxWord(server);
@@ -257,10 +304,13 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date()): P
     stateLabel(server.state),
     ...(server.protocolVersion === undefined ? [] : [server.protocolVersion]),
     ...(sandboxed === undefined ? [] : [sandboxed]),
+    ...(server.state === "running" && server.resources === undefined ? ["no resources"] : []),
   ].join(" · ");
   const through = visibleThroughText(server);
+  const note = resourcesNote(server);
   const folders = `${foldersText(server, now)}${through === "" ? "" : ` · ${through}`}`;
-  const detail = server.lastError === undefined ? folders : `${folders} — last error: ${oneLine(server.lastError)}`;
+  const facts = note === undefined ? folders : `${folders} — ${note}`;
+  const detail = server.lastError === undefined ? facts : `${facts} — last error: ${oneLine(server.lastError)}`;
   return {
     label: noIcons(visible(serverLabel(server))),
     description: noIcons(visible(description)),

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type { CommandId } from "./commands";
 import type { Ctx } from "./ctx";
+import type { WorkspaceTrustWait } from "./workspaceTrust";
 import * as protocol from "./protocol";
 import { displayName } from "./resourceModel";
 import {
@@ -276,7 +277,10 @@ export class ResourcesView {
   /** Per server, what its loaded pages were listed under; a change of it makes them stale. */
   private readonly listings = new Map<string, ListingKey>();
 
-  constructor(private readonly ctx: Ctx) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly trust: WorkspaceTrustWait,
+  ) {
     this.tree = new ResourceTree(ctx);
     this.view = vscode.window.createTreeView("hostBridge.resources", {
       treeDataProvider: this.tree,
@@ -307,6 +311,7 @@ export class ResourcesView {
         this.updateMessage();
         this.tree.refreshAll();
       }),
+      trust.onDidChange(() => this.updateMessage()),
     );
     this.updateMessage();
   }
@@ -333,7 +338,7 @@ export class ResourcesView {
   }
 
   private updateMessage(): void {
-    this.view.message = treeMessage(this.ctx.sidecarState, this.ctx.servers.size);
+    this.view.message = treeMessage(this.ctx.sidecarState, this.ctx.servers.size, this.trust.waiting);
   }
 
   private rememberListings(): void {

@@ -4,6 +4,7 @@ import type { SidecarState } from "./ctx";
 import type { ResourceItem, ResourcePage, ServerStatus, TemplateItem } from "./protocol";
 import { foldersText, sandboxText, serverLabel, stateLabel } from "./statusModel";
 import { errorMessage } from "./text";
+import { type WaitingForTrust, waitingSentence } from "./workspaceTrustModel";
 
 /** Fetches one page of a server's resources; `cursor` is undefined for the first page. */
 export type PageFetcher = (cursor: string | undefined) => Promise<ResourcePage>;
@@ -260,8 +261,19 @@ export function pagesStale(before: ListingKey | undefined, after: Pick<ServerSta
   return before !== listingKey(after);
 }
 
-/** The message above the tree when it has no servers to show; undefined when it has some. */
-export function treeMessage(sidecar: SidecarState, serverCount: number): string | undefined {
+/**
+ * The message above the tree when it has no servers to show, or when servers of the workspace's files wait for
+ * workspace trust (`waiting`); undefined otherwise.
+ */
+export function treeMessage(
+  sidecar: SidecarState,
+  serverCount: number,
+  waiting: WaitingForTrust = [],
+): string | undefined {
+  const untrusted = waitingSentence(waiting, false);
+  if (sidecar.kind === "running" && untrusted !== "") {
+    return untrusted;
+  }
   switch (sidecar.kind) {
     case "starting":
       return serverCount === 0 ? "The MCP host bridge is starting…" : undefined;

@@ -1,7 +1,9 @@
-// Consent in a real VS Code: the trust prompt, the first folder prompt for a user-level server, what Enter does,
-// the memory of a folder left unchecked across a window reload, "MCP: Manage Shared Folders", and a folder seen
-// through a shared parent. Each step is checked on screen and on what server-filesystem itself reports about the
-// roots it was sent (its stderr) or what the sidecar sent it (the audit log).
+// Consent in a real VS Code: the trust prompt (Enter trusts nothing, and that answer holds after a window reload),
+// the first folder prompt for a user-level server, what Enter does, the memory of a folder left unchecked across a
+// window reload (for that server only), "MCP: Manage Shared Folders", and a folder seen through a shared parent.
+// Each step is checked on screen and on what server-filesystem itself reports about the roots it was sent (its
+// stderr) or what the sidecar sent it (the audit log). That a prompt never closes an open picker is in
+// settings.spec.ts (the status picker) and picker.spec.ts (Pick Resource).
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,7 +11,7 @@ import { SERVER_FILESYSTEM } from "../support/paths";
 import { writeWorkspaceServers } from "../support/folders";
 import { FILESYSTEM_ROOTS, ServerLog, extensionLogLength } from "../support/serverLog";
 import { auditedAnswers, expect, filesystemServer, test } from "../support/fixtures";
-import { folderQuestion, setChecked, shareOnly, trustQuestion } from "../support/steps";
+import { answerPrompts, folderQuestion, setChecked, shareOnly, trustQuestion } from "../support/steps";
 import type { Workbench } from "../support/workbench";
 
 const FILES = "files";
@@ -71,6 +73,33 @@ test("the trust prompt names MCP Host Bridge and the executable that will run, n
   expect(realpathSync(`/proc/${server?.pid}/exe`)).toBe(realpathSync(executable ?? ""));
   expect(readFileSync(`/proc/${server?.pid}/environ`, "utf8").split("\0")).toContain("API_TOKEN=s3cret-value");
   expect(rootsSent(wb, "repo").flat()).toEqual([]);
+});
+
+test("pressing Enter on the trust prompt starts nothing, and after a window reload the server stays stopped without asking again", async ({ folders, openEditor }) => {
+  writeWorkspaceServers(folders.alpha, { repo: { type: "stdio", command: "node", args: [SERVER_FILESYSTEM] } });
+  const wb = await openEditor({ servers: {} });
+
+  await wb.waitForDialog(trustQuestion("repo"));
+  await expect(wb.dialog.getByRole("button", { name: "Don't Trust", exact: true })).toBeFocused();
+  await wb.page.keyboard.press("Enter");
+  await expect(wb.dialog).toBeHidden();
+  await expect(wb.status).toHaveText(/MCP 0\/1 · no folders shared/);
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickRow("repo")).toContainText("you did not trust this workspace-defined server; it is not started");
+  await wb.page.keyboard.press("Escape");
+  expect(wb.processesRunning(SERVER_FILESYSTEM)).toEqual([]);
+  expect(rootsSent(wb, "repo")).toEqual([]);
+
+  // The answer was remembered: a new window's sidecar holds the server stopped and asks nothing.
+  const extensionMark = extensionLogLength(wb.server);
+  await wb.reload();
+  await expect(wb.status).toHaveText(/MCP 0\/1 · no folders shared/);
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickRow("repo")).toContainText("you did not trust this workspace-defined server; it is not started");
+  await wb.page.keyboard.press("Escape");
+  await expect(wb.dialog).toBeHidden();
+  expect(extensionLines(wb, extensionMark).filter((line) => line.includes("consent: asking"))).toEqual([]);
+  expect(wb.processesRunning(SERVER_FILESYSTEM)).toEqual([]);
 });
 
 test("the folder dialog checks nothing and pressing Enter twice shares nothing", async ({ openEditor }) => {
@@ -150,6 +179,39 @@ test("a folder left unchecked stays unshared and is not asked about again after 
   expect(extensionLines(wb, extensionMark).filter((line) => line.includes("consent: asking"))).toEqual([]);
 
   await wb.runCommand("MCP: Manage Shared Folders");
+  await expect(wb.folderCheckbox("alpha")).toBeChecked();
+  await expect(wb.folderCheckbox("beta")).not.toBeChecked();
+  await wb.page.keyboard.press("Escape");
+  await expect(wb.quickInput).toBeHidden();
+});
+
+test("a folder left unchecked is remembered for that server only: another server whose question was put off is asked again after a reload", async ({ folders, openEditor }) => {
+  const wb = await openEditor({ servers: { [FILES]: filesystemServer(), other: filesystemServer() } });
+  const log = new ServerLog(wb.server, FILES);
+  await answerPrompts(wb, [
+    [folderQuestion(FILES), () => shareOnly(wb, FILES, { alpha: true, beta: false })],
+    [folderQuestion("other"), () => wb.pressDialogButton("Cancel")],
+  ]);
+  expect((await log.waitForLine(FILESYSTEM_ROOTS))[1]).toBe("1");
+
+  const mark = log.mark();
+  const extensionMark = extensionLogLength(wb.server);
+  await wb.reload();
+  // "other" decided nothing, so it is asked about both folders again, beta included; files is not asked.
+  const again = await wb.waitForDialog(folderQuestion("other"));
+  expect(again).toContain(folders.alpha);
+  expect(again).toContain(folders.beta);
+  await wb.pressDialogButton("Don't Share");
+  expect((await log.waitForLine(FILESYSTEM_ROOTS, mark))[1]).toBe("1");
+  expect(lastRootsSent(wb, FILES)).toEqual([folderUri(folders.alpha)]);
+  expect(lastRootsSent(wb, "other")).toEqual([]);
+  expect(extensionLines(wb, extensionMark).filter((line) => line.includes("consent: asking"))).toEqual([
+    expect.stringContaining("for the MCP server “other”"),
+  ]);
+
+  await wb.runCommand("MCP: Manage Shared Folders");
+  await wb.quickRow(/^files$/).click();
+  await expect(wb.quickTitle).toContainText("MCP Host Bridge: Folders Shared with “files”");
   await expect(wb.folderCheckbox("alpha")).toBeChecked();
   await expect(wb.folderCheckbox("beta")).not.toBeChecked();
   await wb.page.keyboard.press("Escape");

@@ -15,6 +15,10 @@ const WORKSPACE = "workspace";
 /** What the pinned server-everything lists: 7 documents and 2 templates. */
 const EVERYTHING_ROWS = 9;
 const ARCHITECTURE = readFileSync(path.join(path.dirname(SERVER_EVERYTHING), "docs", "architecture.md"), "utf8");
+/** The first line of one of server-everything's documents (`demo://resource/static/document/<name>`). */
+function firstLine(name: string): string {
+  return readFileSync(path.join(path.dirname(SERVER_EVERYTHING), "docs", name), "utf8").split("\n")[0] ?? "";
+}
 
 /**
  * Open the workspace with both servers; trust the workspace server and share alpha (and beta when `beta`)
@@ -189,4 +193,33 @@ test("the MCP Resources view shows each server's resources and opens one", async
   await expect(wb.activeTab).toContainText("README.md");
   await expect(wb.editorLines).toContainText("The first folder of the editor tests' workspace.");
   await wb.screenshot("resources-view");
+});
+
+test("a relative link in a Markdown resource opens the resource it names, read from the same server", async ({ openEditor }) => {
+  const wb = await openEditor({ servers: { [EVERYTHING]: everythingServer() } });
+  await wb.waitForDialog(folderQuestion(EVERYTHING));
+  await wb.pressDialogButton("Don't Share");
+  await expect(wb.status).toHaveText(/MCP 1 · no folders shared/);
+
+  await wb.runCommand("MCP: Pick Resource");
+  await wb.quickType("how-it-works");
+  await wb.quickRow("how-it-works.md").click();
+  await expect(wb.activeTab).toContainText("how-it-works.md");
+  await expect(wb.editorLines).toContainText(firstLine("how-it-works.md"));
+
+  // Ctrl+click `structure.md` in `[Project Structure](structure.md)` as a person does: point at it, hold Ctrl
+  // (the editor underlines the link), click. VS Code's Markdown support makes the link once it has read the
+  // document, so try again until a tab opens.
+  const link = wb.editorLines.locator("span", { hasText: /^structure\.md$/ }).first();
+  await expect(async () => {
+    await link.hover();
+    await wb.page.keyboard.down("Control");
+    await wb.page.mouse.down();
+    await wb.page.mouse.up();
+    await wb.page.keyboard.up("Control");
+    await expect(wb.activeTab).toContainText("structure.md", { timeout: 3_000 });
+  }).toPass({ timeout: 45_000 });
+  await expect(wb.editorLines).toContainText(firstLine("structure.md"));
+  await expect(wb.editorLines).not.toContainText(firstLine("how-it-works.md"));
+  await wb.screenshot("relative-link");
 });

@@ -1,10 +1,11 @@
-// Restricted Mode: a server defined by the workspace's .vscode/mcp.json is neither read nor started until the
-// user trusts the workspace; servers from the user's settings still run.
-import { existsSync, readFileSync } from "node:fs";
+// Restricted Mode: a server defined by the workspace's .vscode/mcp.json is not started until the user trusts the
+// workspace (only its name is read, so the status can say it waits for workspace trust); servers from the user's
+// settings still run.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { PYTHON, WORKSPACE_SERVER } from "../support/paths";
+import { PYTHON, SCREENSHOTS, WORKSPACE_SERVER } from "../support/paths";
 import { writeWorkspaceServers } from "../support/folders";
-import { everythingServer, expect, test } from "../support/fixtures";
+import { everythingServer, expect, test, workspaceServer } from "../support/fixtures";
 import { ServerLog } from "../support/serverLog";
 import { folderQuestion, trustQuestion } from "../support/steps";
 
@@ -32,6 +33,7 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   await expect(wb.quickTitle).toHaveText("MCP Host Bridge: MCP Server Status");
   const rows = await wb.allQuickRows();
   expect(rows.filter((row) => row.group === "Servers").map((row) => row.label)).toEqual([expect.stringContaining("everything")]);
+  expect(rows.filter((row) => row.group === "Waiting for workspace trust").map((row) => row.label)).toEqual(["workspace"]);
   await wb.screenshot("restricted-mode");
   await wb.page.keyboard.press("Escape");
   await expect(wb.dialog).toBeHidden();
@@ -45,4 +47,34 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   await wb.waitForDialog(folderQuestion("workspace"));
   await wb.pressDialogButton("Don't Share");
   await expect.poll(() => existsSync(started) && readFileSync(started, "utf8").trim()).toBe("started");
+});
+
+test("in Restricted Mode the status names the workspace's servers that wait for workspace trust", async ({ folders, openEditor }) => {
+  writeWorkspaceServers(folders.alpha, { workspace: workspaceServer() });
+  const wb = await openEditor({ servers: {}, workspaceTrust: true });
+  await wb.waitForDialog(/Do you trust the authors of the files in this workspace\?/);
+  await wb.pressDialogButton("No, I don't trust the authors");
+  await expect(wb.statusItem("Restricted Mode")).toBeVisible();
+
+  // Not "No MCP servers are configured … add them in .vscode/mcp.json": that file has a server, waiting for trust.
+  await expect(wb.status).toHaveText(/MCP · waiting for workspace trust/);
+  await wb.status.hover();
+  const tooltip = wb.page.locator(".workbench-hover-container").filter({ hasText: "MCP Host Bridge" });
+  await expect(tooltip).toContainText(
+    "Restricted Mode: “workspace” (alpha/.vscode/mcp.json) waits for workspace trust; trust the workspace to start it",
+  );
+  await expect(tooltip).not.toContainText("No MCP servers are configured");
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await wb.page.screenshot({ path: path.join(SCREENSHOTS, "restricted-tooltip.png") });
+
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickTitle).toHaveText("MCP Host Bridge: MCP Server Status");
+  const rows = await wb.allQuickRows();
+  expect(rows.filter((row) => row.group === "Waiting for workspace trust").map((row) => row.label)).toEqual(["workspace"]);
+  await wb.page.keyboard.press("Escape");
+
+  // Pick Resource says the same in a row of its own, instead of an empty list.
+  await wb.runCommand("MCP: Pick Resource");
+  await expect(wb.quickRow(/Restricted Mode: “workspace” \(alpha\/\.vscode\/mcp\.json\) waits for workspace trust/)).toBeVisible();
+  expect(wb.processesRunning(WORKSPACE_SERVER)).toEqual([]);
 });

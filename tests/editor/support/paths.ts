@@ -38,6 +38,9 @@ export const WORKSPACE_SERVER = path.join(REPO, "examples", "workspace_server.py
 /** The fixture server that reads, at start, the paths it is given and logs what the OS refused (tests/servers). */
 export const SANDBOX_PROBE = path.join(REPO, "tests", "servers", "sandbox_probe.py");
 
+/** The fixture server with many resources, templates and injectable faults (tests/servers). */
+export const RESOURCES_SERVER = path.join(REPO, "tests", "servers", "resources_server.py");
+
 /** Where the screenshots the tests take are written (the best are copied to docs/images by hand). */
 export const SCREENSHOTS = path.join(REPO, "tests", "editor", "screenshots");
 

@@ -33,6 +33,8 @@ function describeRows(rows: readonly Row[]): string[] {
         return `-- ${row.label}`;
       case "warning":
         return `! ${row.text}`;
+      case "notice":
+        return `${row.severity === "info" ? "i" : "!!"} ${row.text}`;
       case "resource":
         return row.item.name;
       case "template":
@@ -165,6 +167,59 @@ describe("ResourceCatalog", () => {
     catalog.addResources([resource("a", "x"), resource("b", "y")]);
     catalog.replaceServer("a", [], []);
     expect(describeRows(catalog.rows())).toEqual(["-- b", "y"]);
+  });
+
+  it("explains a server that lists nothing under its name, in configuration order, until it lists something", () => {
+    const catalog = new ResourceCatalog(["late", "files"]);
+    catalog.addResources([resource("files", "a")]);
+    catalog.setNotice("late", { severity: "info", text: "“late” is starting" });
+    catalog.setNotice("files", { severity: "info", text: "never shown while it lists something" });
+    expect(describeRows(catalog.rows())).toEqual(["-- late", "i “late” is starting", "-- files", "a"]);
+    expect(catalog.noticeCount).toBe(1);
+
+    catalog.replaceServer("late", [resource("late", "b")], []);
+    expect(describeRows(catalog.rows())).toEqual(["-- late", "b", "-- files", "a"]);
+    expect(catalog.noticeCount).toBe(0);
+  });
+
+  it("puts notices about the whole picker after the warnings, before every server", () => {
+    const catalog = new ResourceCatalog(["s"]);
+    catalog.addResources([resource("s", "a")]);
+    catalog.addWarnings(["page repeated"]);
+    catalog.setGeneralNotices([{ severity: "warning", text: "workspace servers wait for trust" }]);
+    expect(describeRows(catalog.rows())).toEqual([
+      "! page repeated",
+      "!! workspace servers wait for trust",
+      "-- s",
+      "a",
+    ]);
+  });
+
+  it("follows a changed server order and keeps its rows while notices stay the same", () => {
+    const catalog = new ResourceCatalog(["a"]);
+    catalog.setNotice("b", { severity: "warning", text: "b failed" });
+    catalog.addResources([resource("a", "x")]);
+    expect(describeRows(catalog.rows())).toEqual(["-- a", "x", "-- b", "!! b failed"]);
+    const rows = catalog.rows();
+    catalog.setNotice("b", { severity: "warning", text: "b failed" });
+    catalog.setServerOrder(["a"]);
+    catalog.setGeneralNotices([]);
+    expect(catalog.rows()).toBe(rows);
+    catalog.setServerOrder(["b", "a"]);
+    expect(describeRows(catalog.rows())).toEqual(["-- b", "!! b failed", "-- a", "x"]);
+    catalog.setNotice("b", undefined);
+    expect(describeRows(catalog.rows())).toEqual(["-- a", "x"]);
+  });
+
+  it("forgets every resource, template and warning when cleared, keeping the notices", () => {
+    const catalog = new ResourceCatalog(["s"]);
+    catalog.addResources([resource("s", "a")]);
+    catalog.addTemplates([template("s", "t")]);
+    catalog.addWarnings(["w"]);
+    catalog.setNotice("s", { severity: "info", text: "“s” is starting" });
+    catalog.clear();
+    expect(catalog.size).toBe(0);
+    expect(describeRows(catalog.rows())).toEqual(["-- s", "i “s” is starting"]);
   });
 
   it("returns the same rows until something is added", () => {

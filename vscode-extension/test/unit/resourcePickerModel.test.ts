@@ -1,15 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type * as protocol from "../../src/protocol";
 import type { Row } from "../../src/resourceModel";
+import { ResourceCatalog } from "../../src/resourceModel";
 import {
   FILTER_PLACEHOLDER,
+  ListingCache,
+  NOTICE_DETAIL,
   type RowItem,
   RowItems,
   Throttle,
+  comingUp,
   itemToHighlight,
   listAllPages,
+  listingFingerprint,
   pickerPlaceholder,
+  renderInterval,
   sameEntry,
+  serverNotice,
+  sidecarNotice,
 } from "../../src/resourcePickerModel";
 
 /** `vscode.QuickPickItemKind.Separator`. */
@@ -28,6 +36,27 @@ const notes: Row = { kind: "resource", item: resource("fs", "notes.txt") };
 const file: Row = { kind: "template", item: template("fs", "file") };
 const warning: Row = { kind: "warning", text: "srv failed" };
 const separator: Row = { kind: "separator", server: "fs", label: "Files" };
+const starting: Row = { kind: "notice", server: "late", severity: "info", text: "“late” is starting" };
+
+function status(overrides: Partial<protocol.ServerStatus> & { id: string }): protocol.ServerStatus {
+  return {
+    label: overrides.id,
+    source: "settings",
+    transport: "stdio",
+    identity: `settings|${overrides.id}|f`,
+    workspaceDefined: false,
+    env: [],
+    envReferences: [],
+    headerNames: [],
+    passesSharedFolders: false,
+    state: "running",
+    resources: { subscribe: false, listChanged: true },
+    sharedRoots: [],
+    visibleThrough: [],
+    reach: [],
+    ...overrides,
+  };
+}
 
 describe("RowItems", () => {
   it("makes one item per row and hands it out again, so a replaced list keeps its items", () => {
@@ -79,6 +108,169 @@ describe("RowItems", () => {
   });
 });
 
+describe("notice rows", () => {
+  it("show their icon, always, and lead to the servers' status", () => {
+    const items = new RowItems(SEPARATOR);
+    expect(items.itemFor(starting)).toEqual({
+      row: starting,
+      label: "$(info) “late” is starting",
+      detail: NOTICE_DETAIL,
+      alwaysShow: true,
+    });
+    expect(items.itemFor({ kind: "notice", severity: "warning", text: "$(x) failed" }).label).toBe(
+      "$(warning) $\u200B(x) failed",
+    );
+    expect(items.itemFor(starting)).toBe(items.itemFor({ ...starting }));
+  });
+
+  it("are never highlighted, so Enter never takes one for a resource", () => {
+    const items = new RowItems(SEPARATOR);
+    const shown = [starting, separator, readme].map((row) => items.itemFor(row));
+    expect(itemToHighlight(shown, items.itemFor(starting), "")).toBe(items.itemFor(readme));
+    expect(itemToHighlight([items.itemFor(starting)], undefined, "")).toBeUndefined();
+  });
+});
+
+describe("serverNotice", () => {
+  it("says a server is starting or restarting, as information", () => {
+    expect(serverNotice(status({ id: "late", state: "starting" }), false)).toEqual({
+      severity: "info",
+      text: "“late” is starting: its resources are listed once it runs",
+    });
+    expect(serverNotice(status({ id: "late", state: "restarting" }), false)?.text).toBe(
+      "“late” is restarting: its resources are listed once it runs again",
+    );
+  });
+
+  it("warns that a server waits for trust, or failed with its reason", () => {
+    expect(serverNotice(status({ id: "workspace", state: "awaitingTrust" }), false)).toEqual({
+      severity: "warning",
+      text: "“workspace” waits for your trust: it is not started, so it offers no resources until you trust it",
+    });
+    const failed = status({ id: "broken", state: "failed", lastError: "exited with code 3\nbefore the handshake" });
+    expect(serverNotice(failed, false)).toEqual({
+      severity: "warning",
+      text: "“broken” failed, so it offers no resources: exited with code 3 before the handshake",
+    });
+    expect(serverNotice(status({ id: "off", state: "stopped" }), false)?.text).toBe(
+      "“off” is stopped, so it offers no resources",
+    );
+  });
+
+  it("says a running server declares no resources, or, once listed, lists none", () => {
+    expect(serverNotice(status({ id: "tools", resources: undefined }), false)).toEqual({
+      severity: "info",
+      text: "“tools” offers no resources: it does not declare the resources capability",
+    });
+    expect(serverNotice(status({ id: "files" }), false)).toBeUndefined();
+    expect(serverNotice(status({ id: "files" }), true)).toEqual({
+      severity: "info",
+      text: "“files” lists no resources.",
+    });
+  });
+
+  it("names the server by its label with invisible characters shown", () => {
+    expect(serverNotice(status({ id: "x", label: "Evil\u202eName", state: "starting" }), false)?.text).toMatch(
+      /^“Evil\\u202eName” is starting/,
+    );
+  });
+});
+
+describe("comingUp", () => {
+  it("holds for a server that is starting or restarting only", () => {
+    expect(comingUp({ state: "starting" })).toBe(true);
+    expect(comingUp({ state: "restarting" })).toBe(true);
+    expect(comingUp({ state: "awaitingTrust" })).toBe(false);
+    expect(comingUp({ state: "running" })).toBe(false);
+  });
+});
+
+describe("sidecarNotice", () => {
+  it("names MCP Host Bridge while it starts, stopped or failed, and says nothing while it runs", () => {
+    expect(sidecarNotice({ kind: "running" })).toBeUndefined();
+    expect(sidecarNotice({ kind: "starting" })).toEqual({
+      severity: "info",
+      text: "MCP Host Bridge is starting; the servers' resources appear here as they come up.",
+    });
+    expect(sidecarNotice({ kind: "failed", reason: "Python 3.9\nis too old." })?.text).toBe(
+      "MCP Host Bridge failed: Python 3.9 is too old.",
+    );
+    expect(sidecarNotice({ kind: "stopped" })).toEqual({ severity: "warning", text: "MCP Host Bridge is stopped" });
+  });
+});
+
+describe("renderInterval", () => {
+  it("replaces a short list every 200 ms and a long one less often, in proportion to its length", () => {
+    expect(renderInterval(0)).toBe(200);
+    expect(renderInterval(1000)).toBe(200);
+    expect(renderInterval(5000)).toBe(1000);
+    expect(renderInterval(10_000)).toBe(2000);
+  });
+});
+
+describe("ListingCache", () => {
+  function kept(names: string[]): {
+    group: NonNullable<ReturnType<ResourceCatalog["sortedGroup"]>>;
+    fingerprint: string;
+  } {
+    const catalog = new ResourceCatalog(["fs"]);
+    const items = names.map((name) => resource("fs", name));
+    catalog.addResources(items);
+    return {
+      group: catalog.sortedGroup("fs") ?? { resources: [], templates: [] },
+      fingerprint: listingFingerprint(items, []),
+    };
+  }
+
+  it("hands back a server's last listing while it runs on the same connection", () => {
+    const cache = new ListingCache();
+    const listing = kept(["a", "b"]);
+    cache.set(status({ id: "fs" }), listing);
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] }))).toBe(listing);
+    expect(cache.get(status({ id: "other" }))).toBeUndefined();
+  });
+
+  it("drops a listing once its server stopped running, restarted with other capabilities, or said its list changed", () => {
+    const cache = new ListingCache();
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    cache.serverChanged(status({ id: "fs", state: "restarting" }));
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    expect(cache.get(status({ id: "fs", resources: { subscribe: true, listChanged: true } }))).toBeUndefined();
+    cache.serverChanged(status({ id: "fs" }));
+    expect(cache.get(status({ id: "fs" }))).toBeDefined();
+    cache.forget("fs");
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+
+    cache.set(status({ id: "fs" }), kept(["a"]));
+    cache.clear();
+    expect(cache.get(status({ id: "fs" }))).toBeUndefined();
+  });
+
+  it("gives a catalog a kept listing's rows, sorted, without sorting again", () => {
+    const catalog = new ResourceCatalog(["fs"]);
+    catalog.setSortedGroup("fs", kept(["b", "a"]).group);
+    expect(catalog.rows().map((row) => (row.kind === "resource" ? row.item.name : row.kind))).toEqual([
+      "separator",
+      "a",
+      "b",
+    ]);
+  });
+
+  it("tells a fresh listing that brings nothing new by its fingerprint", () => {
+    const items = [resource("fs", "a"), resource("fs", "b")];
+    expect(listingFingerprint(items, [])).toBe(
+      listingFingerprint(
+        items.map((item) => ({ ...item })),
+        [],
+      ),
+    );
+    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint([items[0]], []));
+    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint(items, [template("fs", "t")]));
+  });
+});
+
 describe("sameEntry", () => {
   it("matches the same resource, template, warning or server across a re-listing", () => {
     expect(sameEntry(readme, { kind: "resource", item: resource("fs", "README.md", { size: 3 }) })).toBe(true);
@@ -89,6 +281,8 @@ describe("sameEntry", () => {
     expect(sameEntry(warning, { kind: "warning", text: "srv failed" })).toBe(true);
     expect(sameEntry(separator, { kind: "separator", server: "fs", label: "renamed" })).toBe(true);
     expect(sameEntry(separator, readme)).toBe(false);
+    expect(sameEntry(starting, { ...starting })).toBe(true);
+    expect(sameEntry(starting, { ...starting, server: "other" })).toBe(false);
   });
 });
 
@@ -122,6 +316,11 @@ describe("pickerPlaceholder", () => {
   it("invites filtering while listing or when there is something to show", () => {
     expect(pickerPlaceholder(true, 0, 0)).toBe(FILTER_PLACEHOLDER);
     expect(pickerPlaceholder(false, 3, 1)).toBe(FILTER_PLACEHOLDER);
+  });
+
+  it("points at the notices when they say why nothing shows", () => {
+    expect(pickerPlaceholder(false, 0, 1, 2)).toBe("No resources to show yet; the rows below say why.");
+    expect(pickerPlaceholder(true, 0, 0, 2)).toBe(FILTER_PLACEHOLDER);
   });
 
   it("says why the list is empty once listing is done", () => {
@@ -224,6 +423,19 @@ describe("Throttle", () => {
     throttle.schedule();
     vi.advanceTimersByTime(0);
     expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it("asks an interval function at each scheduling, so the interval can grow with the list", () => {
+    const run = vi.fn();
+    let interval = 200;
+    const throttle = new Throttle(run, () => interval);
+    throttle.now();
+    interval = 1000;
+    throttle.schedule();
+    vi.advanceTimersByTime(999);
+    expect(run).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1);
+    expect(run).toHaveBeenCalledTimes(2);
   });
 
   it("drops a scheduled run when it runs now or is cancelled", () => {

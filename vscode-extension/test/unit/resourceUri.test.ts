@@ -4,6 +4,9 @@ import {
   addressKey,
   decodeResourceUri,
   encodeResourceUri,
+  linkedResource,
+  removeDotSegments,
+  resolveReference,
   resourceFileName,
 } from "../../src/resourceUri";
 
@@ -51,7 +54,7 @@ describe("encodeResourceUri and decodeResourceUri", () => {
 
   it("keep the query to characters no layer re-interprets", () => {
     const { query } = encodeResourceUri({ server: "s", uri: "weird://x/ ?#%&=+日本" });
-    expect(query).toMatch(/^server=[A-Za-z0-9_-]+&uri=[A-Za-z0-9_-]+$/);
+    expect(query).toMatch(/^server=[A-Za-z0-9_-]+&uri=[A-Za-z0-9_-]+&path=[A-Za-z0-9_-]+$/);
   });
 
   it("end the path with a file name and an extension from the MIME type", () => {
@@ -124,5 +127,108 @@ describe("resourceFileName", () => {
 describe("addressKey", () => {
   it("tells apart servers and URIs that concatenate alike", () => {
     expect(addressKey({ server: "a", uri: "bc" })).not.toBe(addressKey({ server: "ab", uri: "c" }));
+  });
+});
+
+describe("relative links in a resource's document", () => {
+  const howItWorks = { server: "everything", uri: "demo://resource/static/document/how-it-works.md" };
+
+  it("name the resource the link points to, on the same server, when VS Code resolved one against the document", () => {
+    const document = encodeResourceUri(howItWorks, "text/markdown");
+    expect(document.path).toBe("/resource/static/document/how-it-works.md");
+    // What VS Code's Markdown support makes of `[Project Structure](structure.md)`: a new path, the same query.
+    const link = { ...document, path: "/resource/static/document/structure.md" };
+    expect(decodeResourceUri(link)).toEqual({
+      server: "everything",
+      uri: "demo://resource/static/document/structure.md",
+    });
+  });
+
+  it("name the document itself while its path is the one it was made with", () => {
+    const document = encodeResourceUri(howItWorks, "text/markdown");
+    expect(decodeResourceUri(document)).toEqual(howItWorks);
+    expect(
+      decodeResourceUri({ scheme: document.scheme, query: throughString(document.query), path: document.path }),
+    ).toEqual(howItWorks);
+  });
+
+  it("leave a URI made before paths were kept in the query as it was", () => {
+    const query = "server=ZXZlcnl0aGluZw&uri=ZGVtbzovL3Jlc291cmNlL3N0YXRpYy9kb2N1bWVudC9ob3ctaXQtd29ya3MubWQ";
+    expect(decodeResourceUri({ scheme: RESOURCE_SCHEME, query, path: "/elsewhere/structure.md" })).toEqual(howItWorks);
+  });
+
+  it("climb folders, enter others and encode what the link's path decoded", () => {
+    const base = "demo://resource/static/document/how-it-works.md";
+    const shown = "/resource/static/document/how-it-works.md";
+    expect(linkedResource(base, shown, "/resource/static/images/logo.png")).toBe(
+      "demo://resource/static/images/logo.png",
+    );
+    expect(linkedResource(base, shown, "/resource/static/document/sub/deep.md")).toBe(
+      "demo://resource/static/document/sub/deep.md",
+    );
+    expect(linkedResource(base, shown, "/resource/static/document/my notes#1.md")).toBe(
+      "demo://resource/static/document/my%20notes%231.md",
+    );
+    // VS Code takes `..` out of the path at its root; so does RFC 3986 at the authority.
+    expect(linkedResource(base, shown, "/top.md")).toBe("demo://resource/top.md");
+  });
+
+  it("resolve against a file URI's folders, keeping its authority empty", () => {
+    expect(linkedResource("file:///home/me/docs/a.md", "/home/me/docs/a.md", "/home/me/b.md")).toBe(
+      "file:///home/me/b.md",
+    );
+  });
+});
+
+describe("resolveReference", () => {
+  // RFC 3986 §5.4.1 and §5.4.2: the normal and abnormal examples.
+  const base = "http://a/b/c/d;p?q";
+  it.each([
+    ["g:h", "g:h"],
+    ["g", "http://a/b/c/g"],
+    ["./g", "http://a/b/c/g"],
+    ["g/", "http://a/b/c/g/"],
+    ["/g", "http://a/g"],
+    ["//g", "http://g"],
+    ["?y", "http://a/b/c/d;p?y"],
+    ["g?y", "http://a/b/c/g?y"],
+    ["#s", "http://a/b/c/d;p?q#s"],
+    ["g#s", "http://a/b/c/g#s"],
+    ["g?y#s", "http://a/b/c/g?y#s"],
+    [";x", "http://a/b/c/;x"],
+    ["g;x", "http://a/b/c/g;x"],
+    ["", "http://a/b/c/d;p?q"],
+    [".", "http://a/b/c/"],
+    ["./", "http://a/b/c/"],
+    ["..", "http://a/b/"],
+    ["../", "http://a/b/"],
+    ["../g", "http://a/b/g"],
+    ["../..", "http://a/"],
+    ["../../g", "http://a/g"],
+    ["../../../g", "http://a/g"],
+    ["../../../../g", "http://a/g"],
+    ["/./g", "http://a/g"],
+    ["/../g", "http://a/g"],
+    ["g.", "http://a/b/c/g."],
+    [".g", "http://a/b/c/.g"],
+    ["g..", "http://a/b/c/g.."],
+    ["..g", "http://a/b/c/..g"],
+    ["./../g", "http://a/b/g"],
+    ["./g/.", "http://a/b/c/g/"],
+    ["g/./h", "http://a/b/c/g/h"],
+    ["g/../h", "http://a/b/c/h"],
+    ["g;x=1/./y", "http://a/b/c/g;x=1/y"],
+    ["g;x=1/../y", "http://a/b/c/y"],
+    ["g?y/./x", "http://a/b/c/g?y/./x"],
+    ["g#s/../x", "http://a/b/c/g#s/../x"],
+  ])("resolves %j as RFC 3986 says", (reference, target) => {
+    expect(resolveReference(base, reference)).toBe(target);
+  });
+});
+
+describe("removeDotSegments", () => {
+  it("removes the dot segments as RFC 3986 §5.2.4 shows", () => {
+    expect(removeDotSegments("/a/b/c/./../../g")).toBe("/a/g");
+    expect(removeDotSegments("mid/content=5/../6")).toBe("mid/6");
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ServerStatus } from "../../src/protocol";
 import {
   foldersText,
+  resourcesNote,
   rootName,
   sandboxMessage,
   sandboxText,
@@ -29,6 +30,7 @@ function server(overrides: Partial<ServerStatus> & { id: string }): ServerStatus
     headerNames: [],
     passesSharedFolders: false,
     state: "running",
+    resources: { subscribe: false, listChanged: false },
     sharedRoots: [],
     visibleThrough: [],
     reach: [],
@@ -128,6 +130,27 @@ describe("statusTooltip", () => {
     );
   });
 
+  it("names the workspace's servers that wait for workspace trust instead of saying none is configured", () => {
+    const waiting = [{ path: "alpha/.vscode/mcp.json", names: ["workspace"] }];
+    const tooltip = statusTooltip({ kind: "running" }, [], undefined, now, waiting);
+    expect(tooltip).not.toContain("No MCP servers are configured");
+    expect(tooltip).toContain("none is configured in your settings, and this workspace is in Restricted Mode");
+    expect(tooltip).toContain("Restricted Mode: “workspace” (alpha/\\.vscode/mcp\\.json) waits for workspace trust");
+    expect(statusBarView({ kind: "running" }, [], undefined, waiting).text).toBe(
+      "$(workspace-untrusted) MCP · waiting for workspace trust",
+    );
+  });
+
+  it("lists the running servers, then what waits for workspace trust", () => {
+    const waiting = [{ path: "alpha/.mcp.json" }];
+    const tooltip = statusTooltip({ kind: "running" }, [server({ id: "everything" })], undefined, now, waiting);
+    expect(tooltip.indexOf("- **everything** — running")).toBeLessThan(tooltip.indexOf("Restricted Mode"));
+    expect(tooltip).toContain("the servers of alpha/\\.mcp\\.json wait for workspace trust");
+    expect(statusBarView({ kind: "running" }, [server({ id: "everything" })], undefined, waiting).text).toBe(
+      "$(plug) MCP 1 · no folders shared",
+    );
+  });
+
   it("tells how to add servers when none is configured", () => {
     expect(statusTooltip({ kind: "running" }, [])).toContain("hostBridge.servers");
   });
@@ -170,7 +193,21 @@ describe("status picker texts", () => {
       server({ id: "web", state: "awaitingTrust", lastError: "It crashed.\nSee the log." }),
     );
     expect(texts.description).toBe("awaiting trust");
-    expect(texts.detail).toBe("no folders shared — last error: It crashed. See the log.");
+    expect(texts.detail).toBe(
+      "no folders shared — waits for your trust: it is not started, so it offers no resources until you trust it — last error: It crashed. See the log.",
+    );
+  });
+
+  it("says why a server offers no resources: running without the capability, starting, failed", () => {
+    const tools = serverPickTexts(server({ id: "tools", protocolVersion: "2025-11-25", resources: undefined }));
+    expect(tools.description).toBe("running · 2025-11-25 · no resources");
+    expect(tools.detail).toBe("no folders shared — offers no resources: it does not declare the resources capability");
+    expect(serverPickTexts(server({ id: "late", state: "starting" })).detail).toBe(
+      "no folders shared — is starting: its resources are listed once it runs",
+    );
+    expect(serverPickTexts(server({ id: "broken", state: "failed", lastError: "exit 3" })).detail).toBe(
+      "no folders shared — failed, so it offers no resources — last error: exit 3",
+    );
   });
 
   it("has no sidecar entry while the sidecar runs", () => {
@@ -193,6 +230,17 @@ describe("status picker texts", () => {
     const ids = serverActions(server({ id: "fs", state: "stopped" }), { kind: "stopped" }).map((action) => action.id);
     expect(ids).not.toContain("restartServer");
     expect(ids).toContain("restartSidecar");
+  });
+});
+
+describe("resourcesNote", () => {
+  it("says nothing of a running server with resources, and why any other has none", () => {
+    expect(resourcesNote({ state: "running", resources: { subscribe: false, listChanged: false } })).toBeUndefined();
+    expect(resourcesNote({ state: "running" })).toBe(
+      "offers no resources: it does not declare the resources capability",
+    );
+    expect(resourcesNote({ state: "awaitingTrust" })).toContain("waits for your trust");
+    expect(resourcesNote({ state: "stopped" })).toBe("is stopped, so it offers no resources");
   });
 });
 

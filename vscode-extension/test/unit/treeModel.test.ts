@@ -332,6 +332,14 @@ describe("treeMessage", () => {
     expect(treeMessage({ kind: "running" }, 0)).toContain("hostBridge.servers");
   });
 
+  it("says which of the workspace's servers wait for workspace trust, with or without other servers", () => {
+    const waiting = [{ path: "alpha/.vscode/mcp.json", names: ["workspace"] }];
+    expect(treeMessage({ kind: "running" }, 0, waiting)).toBe(
+      "Restricted Mode: “workspace” (alpha/.vscode/mcp.json) waits for workspace trust; trust the workspace to start it (each still asks for your trust first).",
+    );
+    expect(treeMessage({ kind: "running" }, 1, waiting)).toContain("“workspace” (alpha/.vscode/mcp.json) waits");
+  });
+
   it("gives the sidecar's failure and what to do", () => {
     const message = treeMessage({ kind: "failed", reason: "Python was not found." }, 1);
     expect(message).toContain("Python was not found.");
