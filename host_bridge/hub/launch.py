@@ -109,7 +109,7 @@ def plan_launch(
         private_tmp=private_tmp,
         enforce=setting == "enforce",
         allowed_read=allowed_read,
-        workspace_folders=[f for f in workspace_folders if f not in shared],
+        workspace_folders=workspace_folders,
     )
     sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
     return Launch(
