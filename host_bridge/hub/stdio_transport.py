@@ -59,6 +59,8 @@ _GROUP_TERM_GRACE = 1.0
 _REAP_WAIT = 0.5
 """Seconds to wait for the killed server to be reaped."""
 _EXIT_POLL_INTERVAL = 0.01
+_EXIT_AFTER_EOF = 1.0
+"""Seconds a server whose stdout ended has to be seen exiting, so it is reported as exited."""
 STOP_SECONDS = _WRITER_FLUSH_TIMEOUT + _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
 """The longest a stop takes, from the session's end to the last SIGKILL and the server reaped."""
 
@@ -208,6 +210,8 @@ async def stdio_transport(
             try:
                 async with read_stream_writer:
                     await deliver_lines(process.stdout, splitter, read_stream_writer, limits)
+                    if not shutting_down:
+                        await _say_why_stdout_ended(process, on_lost)
             except LineTooLongError as error:
                 on_lost(
                     f"the MCP server {server!r} wrote {error} to stdout (the cap is {error.limit} bytes); "
@@ -303,6 +307,18 @@ async def deliver_lines(
             raise LineTooLongError(splitter.max_bytes)
     if splitter.pending:
         logger.warning("the server's stdout ended inside a line; ignored its last %d bytes", splitter.pending)
+
+
+async def _say_why_stdout_ended(process: anyio.abc.Process, on_lost: Callable[[str], None]) -> None:
+    """Report an exited process as exited, not as a closed connection, before the session hears of the end.
+
+    Stdout reaches end-of-file a moment before the exit is seen; without this wait the reason a user reads would
+    depend on which of the two the event loop noticed first.
+    """
+    with anyio.move_on_after(_EXIT_AFTER_EOF):
+        while process.returncode is None:  # polled: the process's wait() also waits for pipes a child may hold
+            await anyio.sleep(_EXIT_POLL_INTERVAL)
+    on_lost("the server process exited" if process.returncode is not None else "the server closed its stdout")
 
 
 def _release() -> SessionMessage:

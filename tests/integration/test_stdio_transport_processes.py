@@ -59,6 +59,30 @@ async def test_messages_arrive_and_an_over_long_line_ends_the_connection_with_th
     ]
 
 
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("import sys; sys.exit(3)", "the server process exited"),
+        ("import os, time; os.close(1); time.sleep(3600)", "the server closed its stdout"),
+    ],
+    ids=["exits", "closes-stdout-and-stays"],
+)
+async def test_the_end_of_stdout_is_reported_as_an_exit_only_when_the_process_exited_before_the_stream_ends(
+    body: str, reason: str
+) -> None:
+    lost: list[str] = []
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    with anyio.fail_after(20):
+        async with stdio_transport(sys.executable, ["-c", body], stderr=write_fd, server="s", on_lost=lost.append) as (
+            read_stream,
+            _,
+        ):
+            with pytest.raises(anyio.EndOfStream):
+                await read_stream.receive()
+            assert lost == [reason]  # said before the session can see the stream end
+
+
 @pytest.mark.requirement("C23")
 async def test_stderr_reaches_end_of_file_once_the_server_and_its_children_are_gone(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
