@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from host_bridge.workspace.models import WorkspaceFolder
+    from host_bridge.workspace.records import Folder
+    from host_bridge.workspace.repository import GitCall
 
 # Subcommands import what they need when they run: `serve` must answer `initialize` quickly.
 
@@ -69,25 +70,43 @@ def storage_dir(text: str) -> str:
     return text
 
 
-def _folder(arg: str) -> WorkspaceFolder:
-    from host_bridge.uris import path_to_uri
-    from host_bridge.workspace.models import WorkspaceFolder
+def _is_uri(arg: str) -> bool:
+    return "://" in arg or arg.lower().startswith("file:")
 
-    if "://" in arg or arg.lower().startswith("file:"):
-        return WorkspaceFolder(uri=arg)
+
+def _folder(arg: str) -> Folder:
+    from host_bridge.uris import path_to_uri
+    from host_bridge.workspace.records import Folder
+
+    if _is_uri(arg):
+        return Folder(uri=arg)
     if not os.path.exists(arg):
         raise CommandError(f"{arg}: no such folder")
-    return WorkspaceFolder(uri=path_to_uri(os.path.abspath(arg)))
+    return Folder(uri=path_to_uri(os.path.abspath(arg)))
 
 
 def _roots(args: argparse.Namespace) -> int:
+    # git starts walking the folders before the rest of detection is even imported (issue 17).
+    from host_bridge.workspace.repository import start_listings
+
+    paths: list[str] = args.paths or ["."]
+    started = start_listings(os.path.realpath(p) for p in paths if not _is_uri(p) and os.path.isdir(p))
+    try:
+        return _detect_roots(args, paths, started)
+    finally:
+        for call in started.values():  # those detection did not take over (it closes the others)
+            call.close()
+
+
+def _detect_roots(args: argparse.Namespace, paths: list[str], started: dict[str, GitCall]) -> int:
+    # Plain records, not the wire models: pydantic would be most of the command's start-up.
     from host_bridge.hosts.tables import candidate_table, table_width
     from host_bridge.uris import UriError
-    from host_bridge.workspace.detect import detect
-    from host_bridge.workspace.models import DetectionSettings
+    from host_bridge.workspace.detect import find_candidates
+    from host_bridge.workspace.records import Settings
 
     try:
-        folders = [_folder(p) for p in args.paths or ["."]]
+        folders = [_folder(p) for p in paths]
     except UriError as error:
         raise CommandError(str(error)) from None
     given = {
@@ -96,8 +115,9 @@ def _roots(args: argparse.Namespace) -> int:
         "git_timeout": args.git_timeout,
         "deadline": args.deadline,
     }
-    settings = DetectionSettings(**{name: value for name, value in given.items() if value is not None})
-    result = detect(folders, settings)
+    # The parser's types check the ranges DetectionLimits declares.
+    settings = Settings(**{name: value for name, value in given.items() if value is not None})
+    result = find_candidates(folders, settings, started=started)
     if args.json:
         payload = {
             "candidates": [c.to_wire() for c in result.candidates],

@@ -1,7 +1,7 @@
 """Plain-text tables fitted to the terminal, and the candidate table ``host-bridge roots`` prints.
 
-Kept apart from the terminal session (standard library and detection's models only), so that ``roots`` loads
-nothing else.
+Kept apart from the terminal session (standard library and URIs only), so that ``roots`` loads nothing else: the
+candidate table takes detection's wire models and its plain records alike.
 """
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterable, Sequence
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from host_bridge.uris import UriError, parse_file_uri
-from host_bridge.workspace.models import Detection
 
 
 def is_tty(stream: TextIO | None) -> bool:
@@ -83,7 +82,25 @@ def _fit(cell: str, width: int, keep_end: bool) -> str:
     return "…" + cell[len(cell) - width + 1 :] if keep_end else cell[: width - 1] + "…"
 
 
-def candidate_table(result: Detection, *, width: int | None = None) -> str:
+class _Candidate(Protocol):
+    @property
+    def uri(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def kinds(self) -> Sequence[str]: ...
+    @property
+    def markers(self) -> Sequence[str]: ...
+    @property
+    def parent(self) -> str | None: ...
+
+
+class _Detection(Protocol):
+    @property
+    def candidates(self) -> Sequence[_Candidate]: ...
+
+
+def candidate_table(result: _Detection, *, width: int | None = None) -> str:
     """The candidates: name, kinds, markers and path, nested ones indented."""
     if not result.candidates:
         return "no candidate folders found"

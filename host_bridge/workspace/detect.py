@@ -1,16 +1,17 @@
 """Candidate roots: editor folders, git toplevels, worktrees, submodules, nested repositories and projects.
 
 :func:`detect` is synchronous and touches only the file system and git; callers run it in a worker thread.
-Inside a git repository the files are listed with one ``git ls-files`` per repository (git applies the
-ignore rules, :attr:`DetectionSettings.ignore` is applied on top) and marker files are found by base
-name. Nested repositories are the untracked ``dir/`` entries, the gitlinks (submodules, and repositories added
-without ``.gitmodules``) and the repositories found in the folders git ignores: those are walked for ``.git``
-only (no projects), and heavy ones (named in the ignore setting, or hidden) only probed one level down.
-Outside git the folder is walked breadth-first with :func:`os.scandir`, never following symlinks.
-Depth, candidate count, entries looked at and time are bounded by :class:`DetectionSettings`; each bound
-hit and each skipped input becomes a :class:`DetectionNotice`. A folder outside any repository is simply
-walked; a repository git cannot read, a git call that times out (:mod:`.repository`) or a missing git gives
-a ``gitError`` notice and a walk. Nothing here raises for a bad folder, a bad manifest or a failing git.
+Inside a git repository the files are listed by one walk of git's per repository (git applies the
+ignore rules, :attr:`DetectionSettings.ignore` is applied on top; :func:`~.repository.list_repository`) and
+marker files are found by base name. Nested repositories are the untracked ``dir/`` entries, the gitlinks
+(submodules, and repositories added without ``.gitmodules``) and the repositories found in the folders git
+ignores: those are walked for ``.git`` only (no projects), and heavy ones (named in the ignore setting, or
+hidden) only probed one level down. Outside git the folder is walked breadth-first with :func:`os.scandir`,
+never following symlinks. Depth, candidate count, entries looked at and time are bounded by
+:class:`DetectionSettings`; each bound hit and each skipped input becomes a :class:`DetectionNotice`. A folder
+outside any repository is simply walked; a repository git cannot read, a git call that times out
+(:mod:`.repository`) or a missing git gives a ``gitError`` notice and a walk. Nothing here raises for a bad
+folder, a bad manifest or a failing git.
 
 What a repository controls is hostile: manifests are read as bounded regular files, linked worktrees are
 offered only when git and their back-link agree, and the user's home directory or any folder above it is
@@ -24,34 +25,40 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from host_bridge.safe_read import RepoFileError
 from host_bridge.uris import UriError, canonical_path, display_name, is_within, parse_file_uri, path_to_uri
 from host_bridge.workspace import markers
-from host_bridge.workspace.models import (
+from host_bridge.workspace.records import (
+    DEFAULTS,
     KIND_ORDER,
-    Candidate,
     CandidateKind,
-    Detection,
-    DetectionNotice,
-    DetectionSettings,
-    WorkspaceFolder,
+    FolderLike,
+    Found,
+    FoundCandidate,
+    FoundNotice,
+    NoticeKind,
+    SettingsLike,
 )
 from host_bridge.workspace.repository import (
+    GitCall,
     GitFailed,
     GitTimedOut,
     GitUnavailable,
     Listing,
     Worktree,
+    enclosing_toplevel,
     list_repository,
 )
 
+if TYPE_CHECKING:
+    from host_bridge.workspace.models import Detection
+
 logger = logging.getLogger(__name__)
 
-_DEFAULT_SETTINGS = DetectionSettings()
 _T = TypeVar("_T")
 
 _Bound = Literal["max_depth", "max_candidates", "max_entries", "deadline"]
@@ -121,18 +128,6 @@ class _Scan:
     """Directories added as projects during this search (an ordered set), for member matching."""
 
 
-def _enclosing_toplevel(path: str) -> str | None:
-    """The nearest directory at or above ``path`` holding a ``.git`` entry (what git would open)."""
-    current = path
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def _below(base: str, relative: str) -> str:
     return os.path.normpath(os.path.join(base, relative)) if relative else base
 
@@ -154,14 +149,16 @@ def _sort_key(path: str) -> list[str]:
 class _Detector:
     """One detection run: collects drafts and notices across all workspace folders."""
 
-    def __init__(self, settings: DetectionSettings) -> None:
+    def __init__(self, settings: SettingsLike, started: dict[str, GitCall]) -> None:
         self.settings = settings
+        self.started = started
+        """Walks already under way (:func:`~.repository.start_listings`) by listing folder, until taken."""
         self.ignore = frozenset(settings.ignore)
         self.use_git = settings.git
         self.ends_at = time.monotonic() + settings.deadline
         self.home = _home(settings.home)
         self.drafts: dict[str, _Draft] = {}
-        self.notices: list[DetectionNotice] = []
+        self.notices: list[FoundNotice] = []
         self.texts: dict[str, str | None] = {}
         """Manifest contents read so far (names and member lists read the same files)."""
         self.file_notices = 0
@@ -171,7 +168,7 @@ class _Detector:
         """Repositories searched without git: git failed or timed out there, or they hold the home folder."""
         self.deadline_noticed = False
 
-    def add_folder(self, folder: WorkspaceFolder) -> _Scan | None:
+    def add_folder(self, folder: FolderLike) -> _Scan | None:
         """Register an editor folder as a candidate; the search below it is returned, or ``None``."""
         label = repr(folder.name) if folder.name else folder.uri
         try:
@@ -202,12 +199,12 @@ class _Detector:
         draft.editor_name = draft.editor_name or folder.name
         return scan
 
-    def _skip(self, kind: str, folder: str, reason: str, uri: str) -> None:
+    def _skip(self, kind: NoticeKind, folder: str, reason: str, uri: str) -> None:
         self._notice(kind, f"Skipped the workspace folder {folder}: {reason}.", uri)
 
     def search(self, scan: _Scan) -> None:
         """Find every candidate below (and the repository around) one workspace folder."""
-        toplevel = _enclosing_toplevel(scan.root) if self.use_git else None
+        toplevel = enclosing_toplevel(scan.root) if self.use_git else None
         if toplevel is None:
             scan.queue.append(_Task(scan.root, 0))
         else:
@@ -318,7 +315,8 @@ class _Detector:
             scan.queue.append(_Task(task.path, task.depth))
             return
         try:
-            listing = list_repository(task.path, listing_dir, self._git_timeout)
+            started = self.started.pop(listing_dir, None)
+            listing = list_repository(task.path, listing_dir, self._git_timeout, started=started)
         except GitUnavailable as error:
             self.use_git = False
             self._git_failed(scan, task, listing_dir, f"git is not available ({error})")
@@ -543,8 +541,8 @@ class _Detector:
                 scan.uri,
             )
 
-    def _notice(self, kind: str, message: str, uri: str | None) -> None:
-        self.notices.append(DetectionNotice.model_validate({"kind": kind, "message": message, "uri": uri}))
+    def _notice(self, kind: NoticeKind, message: str, uri: str | None) -> None:
+        self.notices.append(FoundNotice(kind, message, uri))
 
     def _read(self, path: str) -> str | None:
         if path not in self.texts:
@@ -567,9 +565,9 @@ class _Detector:
                 message += " Further unusable manifests are only logged."
             self._notice("unreadable", message, _uri_or_none(os.path.dirname(error.path)))
 
-    def result(self) -> Detection:
+    def result(self) -> Found:
         """The candidates, parents before children, and the notices in the order they happened."""
-        candidates: list[Candidate] = []
+        candidates: list[FoundCandidate] = []
         enclosing: list[_Draft] = []
         read_names = not self._expired()
         if not read_names and not self.deadline_noticed:
@@ -588,7 +586,7 @@ class _Detector:
             elif draft.member_of is not None:
                 parent = self.drafts[draft.member_of].uri
             candidates.append(
-                Candidate(
+                FoundCandidate(
                     uri=draft.uri,
                     name=(markers.project_name(draft.path, draft.markers, self._read) if read_names else None)
                     or draft.editor_name
@@ -600,7 +598,7 @@ class _Detector:
                 )
             )
             enclosing.append(draft)
-        return Detection(candidates=tuple(candidates), notices=tuple(self.notices))
+        return Found(candidates=tuple(candidates), notices=tuple(self.notices))
 
     def _uri_of(self, path: str) -> str | None:
         draft = self.drafts.get(path)
@@ -622,19 +620,45 @@ def _home(configured: str | None) -> str | None:
     return os.path.realpath(home)
 
 
-def detect(folders: Sequence[WorkspaceFolder], settings: DetectionSettings = _DEFAULT_SETTINGS) -> Detection:
+def find_candidates(
+    folders: Sequence[FolderLike], settings: SettingsLike = DEFAULTS, *, started: Mapping[str, GitCall] | None = None
+) -> Found:
+    """:func:`detect` as plain records (:mod:`.records`), without loading pydantic: what ``host-bridge roots`` uses.
+
+    ``started``: git walks already under way (:func:`~.repository.start_listings`), taken over where detection
+    lists those folders; the rest are closed before it returns.
+    """
+    detector = _Detector(settings, dict(started or {}))
+    try:
+        scans = [scan for folder in folders if (scan := detector.add_folder(folder)) is not None]
+        searched: set[str] = set()
+        for scan in scans:
+            if scan.root not in searched:
+                searched.add(scan.root)
+                detector.search(scan)
+    finally:
+        for call in detector.started.values():
+            call.close()
+    return detector.result()
+
+
+def detect(folders: Sequence[FolderLike], settings: SettingsLike = DEFAULTS) -> Detection:
     """Candidate roots for the editor's workspace folders; never raises for bad folders or a failing git.
 
     Synchronous and file-system bound: run it in a worker thread. See the module docstring for the rules.
     """
-    detector = _Detector(settings)
-    scans = [scan for folder in folders if (scan := detector.add_folder(folder)) is not None]
-    searched: set[str] = set()
-    for scan in scans:
-        if scan.root not in searched:
-            searched.add(scan.root)
-            detector.search(scan)
-    return detector.result()
+    from host_bridge.workspace.models import Candidate, Detection, DetectionNotice
+
+    found = find_candidates(folders, settings)
+    return Detection(
+        candidates=tuple(
+            Candidate(
+                uri=c.uri, name=c.name, kinds=c.kinds, markers=c.markers, parent=c.parent, declared_uri=c.declared_uri
+            )
+            for c in found.candidates
+        ),
+        notices=tuple(DetectionNotice(kind=n.kind, message=n.message, uri=n.uri) for n in found.notices),
+    )
 
 
 def _has_marker(directory: str) -> bool:

@@ -368,38 +368,78 @@ class MemberPatterns:
         ``*`` and ``?`` stay within one path component (and match a leading dot), ``**`` spans any number of
         components, ``[…]`` is a character class; there is no brace expansion. Matching takes linear time.
         """
-        matcher = self._compiled[0]
-        return matcher is not None and matcher.match(relative)
+        included, excluded = self._compiled
+        return included.matches(relative) and not excluded.matches(relative)
 
     @property
     def rejected(self) -> tuple[str, ...]:
         """Patterns that are not used: not valid globs for the matcher, or beyond :data:`MAX_PATTERNS`."""
-        return self._compiled[1]
+        return tuple(self._compiled[0].rejected + self._compiled[1].rejected)
 
     @cached_property
-    def _compiled(self) -> tuple[glob.WcMatcher[str] | None, tuple[str, ...]]:
-        from wcmatch import glob
+    def _compiled(self) -> tuple[_Matcher, _Matcher]:
+        included = _Matcher(self.include, MAX_PATTERNS)
+        return included, _Matcher(self.exclude, MAX_PATTERNS - len(self.include))
 
-        flags = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
-        budget = MAX_PATTERNS
-        usable: tuple[list[str], list[str]] = ([], [])
-        rejected: list[str] = []
-        for patterns, kept in ((self.include, usable[0]), (self.exclude, usable[1])):
-            for pattern in patterns:
-                if budget <= 0:
-                    rejected.append(pattern)
-                    continue
-                budget -= 1
-                try:
-                    glob.compile(pattern, flags=flags)
-                except Exception:  # a hostile pattern may break the matcher in any way; it only loses that one
-                    rejected.append(pattern)
-                    continue
-                kept.append(pattern)
-        include, exclude = usable
-        if not include:
-            return None, tuple(rejected)
-        return glob.compile(include, flags=flags, exclude=exclude or None), tuple(rejected)
+
+_GLOB_CHARACTERS = frozenset("*?[\\")
+"""What makes a member pattern more than the one path it spells (with the flags :class:`_Matcher` gives wcmatch)."""
+
+
+def _literal(pattern: str) -> bool:
+    """Whether ``pattern`` matches exactly the one normalised path spelled the same (no ``.``, ``..`` or empty
+    component, which a matcher might read otherwise)."""
+    if not _GLOB_CHARACTERS.isdisjoint(pattern):
+        return False
+    parts = pattern.split("/")
+    return "" not in parts and "." not in parts and ".." not in parts
+
+
+def _glob_flags() -> int:
+    from wcmatch import glob
+
+    return glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
+
+
+def _compiles(pattern: str) -> bool:
+    from wcmatch import glob
+
+    try:
+        glob.compile(pattern, flags=_glob_flags())
+    except Exception:  # a hostile pattern may break the matcher in any way; it only loses that one
+        return False
+    return True
+
+
+class _Matcher:
+    """Member patterns, the literal ones compared as strings and the rest compiled by wcmatch (imported only then).
+
+    Patterns beyond ``budget``, and globs wcmatch cannot compile, are rejected: each costs only itself."""
+
+    def __init__(self, patterns: Iterable[str], budget: int) -> None:
+        literal: set[str] = set()
+        globs: list[str] = []
+        self.rejected: list[str] = []
+        for pattern in patterns:
+            if budget <= 0:
+                self.rejected.append(pattern)
+                continue
+            budget -= 1
+            if _literal(pattern):
+                literal.add(pattern)
+            elif _compiles(pattern):
+                globs.append(pattern)
+            else:
+                self.rejected.append(pattern)
+        self._literal = frozenset(literal)
+        self._glob: glob.WcMatcher[str] | None = None
+        if globs:
+            from wcmatch import glob
+
+            self._glob = glob.compile(globs, flags=_glob_flags())
+
+    def matches(self, relative: str) -> bool:
+        return relative in self._literal or (self._glob is not None and self._glob.match(relative))
 
 
 MAX_PATTERNS = 1000

@@ -1,18 +1,28 @@
-"""Wire and settings models of workspace detection."""
+"""Wire and settings models of workspace detection.
+
+Detection itself works with the plain records of :mod:`.records` (so ``host-bridge roots`` loads no pydantic);
+:func:`~host_bridge.workspace.detect.detect` gives these models, and the defaults here are taken from there.
+"""
 
 from __future__ import annotations
-
-from typing import Literal
 
 from pydantic import Field, field_validator
 
 from host_bridge.text import visible
 from host_bridge.wire import WireModel
+from host_bridge.workspace.records import DEFAULTS, KIND_ORDER, CandidateKind, NoticeKind
 
-CandidateKind = Literal["workspaceFolder", "git", "worktree", "submodule", "project"]
-"""Why a folder was proposed: an editor folder, a git toplevel, a linked worktree, a submodule, a project."""
-
-KIND_ORDER: tuple[CandidateKind, ...] = ("workspaceFolder", "git", "worktree", "submodule", "project")
+__all__ = [
+    "KIND_ORDER",
+    "Candidate",
+    "CandidateKind",
+    "Detection",
+    "DetectionLimits",
+    "DetectionNotice",
+    "DetectionSettings",
+    "NoticeKind",
+    "WorkspaceFolder",
+]
 
 
 class Candidate(WireModel):
@@ -56,15 +66,15 @@ class WorkspaceFolder(WireModel):
 class DetectionLimits(WireModel):
     """The bounds of detection a user may change (the editor's ``initializationOptions.detection``)."""
 
-    max_depth: int = Field(default=8, ge=0, le=64)
+    max_depth: int = Field(default=DEFAULTS.max_depth, ge=0, le=64)
     """How many directory levels below a workspace folder are searched for projects."""
-    max_candidates: int = Field(default=500, ge=1, le=100_000)
+    max_candidates: int = Field(default=DEFAULTS.max_candidates, ge=1, le=100_000)
     """How many candidates one detection returns at most."""
-    max_entries: int = Field(default=400_000, ge=1)
+    max_entries: int = Field(default=DEFAULTS.max_entries, ge=1)
     """How many file-system entries one walk looks at, per workspace folder, at most."""
-    git_timeout: float = Field(default=10.0, gt=0, le=600)
+    git_timeout: float = Field(default=DEFAULTS.git_timeout, gt=0, le=600)
     """Seconds one git call may take; then its process group is killed and the repository searched without git."""
-    deadline: float = Field(default=20.0, gt=0, le=3600)
+    deadline: float = Field(default=DEFAULTS.deadline, gt=0, le=3600)
     """Seconds one detection may take; then it stops and returns what it found, with a ``boundHit`` notice."""
 
     def settings(self) -> DetectionSettings:
@@ -75,16 +85,9 @@ class DetectionLimits(WireModel):
 class DetectionSettings(DetectionLimits):
     """Bounds and switches of detection; every field has a default."""
 
-    ignore: tuple[str, ...] = Field(
-        default=(
-            "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
-            ".ruff_cache", "target", "dist", ".git", ".hg", ".svn", ".idea", ".gradle", ".next", ".nuxt",
-            "bower_components", "Pods", ".dart_tool", "_build", "deps", ".stack-work", "dist-newstyle",
-            ".zig-cache", "zig-cache", "zig-out", ".build", ".terraform", ".cache",
-        ),
-    )
+    ignore: tuple[str, ...] = DEFAULTS.ignore
     """Directory names never descended into (also inside git repositories, where they are rarely tracked)."""
-    git: bool = True
+    git: bool = DEFAULTS.git
     """Use git for toplevels, worktrees, submodules and ignore rules."""
     home: str | None = None
     """The user's home directory (default: ``~``): neither it nor any folder above it is offered as a candidate
@@ -95,7 +98,7 @@ class DetectionNotice(WireModel):
     """Something the user should know about a detection: a skipped folder or a bound that was hit."""
 
 
-    kind: Literal["unsupportedFolder", "missingFolder", "boundHit", "gitError", "unreadable"]
+    kind: NoticeKind
     """What happened."""
     message: str
     """One sentence for a person, naming the folder and what to do (invisible characters escaped)."""

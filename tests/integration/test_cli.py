@@ -125,6 +125,7 @@ def test_ctrl_c_while_roots_waits_for_git_exits_130_without_a_traceback(tmp_path
     root = tmp_path.resolve() / "repo"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "notes.txt").write_text("")  # untracked: git reads the ignore rules to sort it
     exclude = root / ".git" / "info" / "exclude"
     exclude.unlink(missing_ok=True)
     os.mkfifo(exclude)  # git blocks reading it until the test lets it go

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,10 +99,11 @@ print("\\n".join(sorted(sys.modules)), file=sys.stderr)
 
 
 @pytest.mark.parametrize("output", [[], ["--json"]], ids=["table", "json"])
-def test_roots_loads_neither_the_mcp_sdk_the_hub_the_terminal_session_the_gateway_nor_unneeded_parsers(
+def test_roots_loads_neither_pydantic_the_mcp_sdk_the_hub_the_terminal_session_the_gateway_nor_unneeded_parsers(
     tmp_path: Path, output: list[str]
 ) -> None:
     make_repo(tmp_path / "repo")
+    (tmp_path / "repo" / "package.json").write_text('{"name": "app"}')
 
     result = subprocess.run(
         [sys.executable, "-c", _LOADS, "roots", *output, str(tmp_path)],
@@ -111,6 +113,31 @@ def test_roots_loads_neither_the_mcp_sdk_the_hub_the_terminal_session_the_gatewa
     loaded = set(result.stderr.split())
     assert "host_bridge.workspace.detect" in loaded
     heavy = {"mcp", "mcp_types", "anyio", "httpx", "pygls", "lsprotocol", "defusedxml", "wcmatch", "configparser"}
+    heavy |= {"pydantic", "pydantic_core", "host_bridge.wire", "host_bridge.workspace.models"}
     ours = ("host_bridge.hub", "host_bridge.hosts.terminal", "host_bridge.gateway.attach", "host_bridge.consent")
     assert sorted(loaded & heavy) == []
     assert sorted(name for name in loaded if name.startswith(ours)) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for git")
+def test_roots_walks_the_working_tree_once_with_the_walk_it_started_before_loading_detection(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "repo"
+    make_repo(root)
+    (root / "app").mkdir()
+    (root / "app" / "package.json").write_text(json.dumps({"name": "app"}))
+    (root / ".gitignore").write_text("node_modules/\n")
+    (root / "node_modules" / "dep").mkdir(parents=True)
+    log, shim = tmp_path / "git-calls", tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    result = run_roots("--json", str(root), env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert {c["name"] for c in json.loads(result.stdout)["candidates"]} == {"repo", "app"}
+    calls = log.read_text().splitlines()
+    assert [call for call in calls if "ls-files" in call and "--others" in call and " -- " not in call] == [
+        "-c core.fsmonitor=false ls-files -z -t -s --cached --others --directory"
+    ], calls

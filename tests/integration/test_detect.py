@@ -692,7 +692,8 @@ def test_an_invalid_or_explosive_workspace_glob_costs_only_that_pattern(scratch:
 def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walked(
     scratch: Path, repo: Repo, fifos: Fifos
 ) -> None:
-    root = repo(scratch / "r", {"app/package.json": '{"name": "app"}'})
+    # Uncommitted: git reads the ignore rules (and blocks on the FIFO) to sort what is untracked.
+    root = repo(scratch / "r", {"app/package.json": '{"name": "app"}'}, commit=False)
     fifos(root / ".git" / "info" / "exclude")
 
     detection = in_a_thread(lambda: detect([folder(root)], DetectionSettings(git_timeout=1)))
@@ -710,7 +711,7 @@ def test_a_git_that_blocks_is_stopped_at_the_git_timeout_and_the_repository_walk
 def test_detection_stops_at_its_deadline_with_a_notice_and_leaves_no_git_behind(
     scratch: Path, repo: Repo, tree: Tree, fifos: Fifos
 ) -> None:
-    blocked = repo(scratch / "ws" / "blocked", {"package.json": '{"name": "blocked"}'})
+    blocked = repo(scratch / "ws" / "blocked", {"package.json": '{"name": "blocked"}'}, commit=False)
     fifos(blocked / ".git" / "info" / "exclude")
     tree(scratch / "later", {"package.json": '{"name": "later"}'})
 

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from wcmatch import glob
 
 from host_bridge.jsonc import strip_jsonc
 from host_bridge.safe_read import RepoFileError
@@ -326,6 +329,47 @@ def test_member_patterns_beyond_the_cap_are_reported_as_rejected() -> None:
     patterns = MemberPatterns.of([f"p{i}" for i in range(markers.MAX_PATTERNS + 2)])
     assert patterns.rejected == (f"p{markers.MAX_PATTERNS}", f"p{markers.MAX_PATTERNS + 1}")
     assert patterns.matches("p0")
+
+
+_SEGMENTS = st.sampled_from(["a", "b", "ab", ".a", ".", "..", "", "*", "**", "?", "[ab]", "[!a]", "a\\*", "\\a", "\\"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    include=st.lists(st.lists(_SEGMENTS, min_size=1, max_size=3).map("/".join), max_size=3),
+    exclude=st.lists(st.lists(_SEGMENTS, min_size=1, max_size=3).map("/".join), max_size=2),
+    path=st.lists(st.sampled_from(["a", "b", "ab", ".a", "*", "?", "[ab]", "\\", "\\a"]), min_size=1, max_size=3).map(
+        "/".join
+    ),
+)
+def test_literal_member_patterns_compared_as_strings_match_what_wcmatch_matches(
+    include: list[str], exclude: list[str], path: str
+) -> None:
+    flags = glob.GLOBSTAR | glob.DOTGLOB | glob.FORCEUNIX
+    usable = [p for p in include if _compiles(p, flags)]
+    expected = bool(usable) and glob.compile(
+        usable, flags=flags, exclude=[p for p in exclude if _compiles(p, flags)] or None
+    ).match(path)
+
+    assert MemberPatterns(tuple(include), tuple(exclude)).matches(path) is expected
+
+
+def _compiles(pattern: str, flags: int) -> bool:
+    try:
+        glob.compile(pattern, flags=flags)
+    except Exception:
+        return False
+    return True
+
+
+def test_literal_member_patterns_need_no_glob_matcher() -> None:
+    code = (
+        "import sys\n"
+        "from host_bridge.workspace.markers import MemberPatterns\n"
+        "p = MemberPatterns.of(['./svc/a', 'svc/b/', '!svc/c'])\n"
+        "print(p.matches('svc/a'), p.matches('svc/b'), p.matches('svc/c'), p.rejected, 'wcmatch' in sys.modules)"
+    )
+    assert finishes_in_a_child(code) == "True True False () False"
 
 
 @pytest.mark.requirement("F1")
