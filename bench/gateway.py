@@ -8,7 +8,10 @@ Two measurements, each through ``attach`` and direct, the runs alternating so dr
 
 The agent is the ``mcp`` SDK's ``Client`` in both cases (handshake era, as VS Code and Claude Code speak it); the
 server is ``tests/servers/tools_server.py`` pinned to 2025-11-25. The sidecar's side (core, hub, gateway) runs in its
-own process, as in an editor, so the agent's event loop is not shared with it.
+own process, as in an editor, so the agent's event loop is not shared with it. The agent starts ``attach`` with pipes,
+as agents do, so ``attach`` hands them to the gateway: the path measured is agent → sidecar → server and back.
+
+Each line gives the medians and the 90th percentiles, and what ``attach`` adds to the median in absolute terms.
 
 Run: ``.venv/bin/python bench/gateway.py [--calls 1000] [--lists 15]``.
 """
@@ -23,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client
@@ -45,6 +49,7 @@ async def sidecar(storage: str, workspace: str) -> None:
         def resources_changed(self, server_id: str) -> None: ...
         def resource_updated(self, server_id: str, uri: str) -> None: ...
         def notice(self, server_id: str | None, message: str) -> None: ...
+        def sandbox_refused(self, server_id: str, refusal: Any) -> None: ...
 
     servers = load_servers({"bench": {"command": SERVER[0], "args": [*SERVER[1:], "--count", str(RESOURCES)]}}, [])
     async with open_core(storage, Quiet(), settings=CoreSettings(roots_poll_interval=None)) as core:
@@ -117,15 +122,19 @@ def main() -> int:
             helper.stdin.close()
             helper.wait(timeout=30)
     medians = {name: statistics.median(values) for name, values in times.items()}
+    p90 = {name: statistics.quantiles(values, n=10)[-1] for name, values in times.items()}
     call_ratio = medians["call attach"] / medians["call direct"]
     list_ratio = medians["list attach"] / medians["list direct"]
     print(
         f"tools/call round trip, median of {args.calls}: direct {medians['call direct'] * 1e3:.3f} ms, "
-        f"attach {medians['call attach'] * 1e3:.3f} ms, ratio {call_ratio:.2f} (target ≤ 1.3)"
+        f"attach {medians['call attach'] * 1e3:.3f} ms (+{(medians['call attach'] - medians['call direct']) * 1e6:.0f} "
+        f"µs), ratio {call_ratio:.2f} (target ≤ 1.3); p90 direct {p90['call direct'] * 1e3:.3f} ms, "
+        f"attach {p90['call attach'] * 1e3:.3f} ms"
     )
     print(
         f"resources/list of {RESOURCES}, median of {args.lists}: direct {medians['list direct'] * 1e3:.1f} ms, "
-        f"attach {medians['list attach'] * 1e3:.1f} ms, ratio {list_ratio:.2f} (target ≤ 1.3)"
+        f"attach {medians['list attach'] * 1e3:.1f} ms, ratio {list_ratio:.2f} (target ≤ 1.3); "
+        f"p90 direct {p90['list direct'] * 1e3:.1f} ms, attach {p90['list attach'] * 1e3:.1f} ms"
     )
     return 0
 

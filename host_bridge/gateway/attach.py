@@ -1,9 +1,12 @@
 """``host-bridge attach SERVER_ID``: the stdio MCP server an agent starts to use a server the sidecar runs.
 
 It finds the running sidecar of the workspace (:func:`host_bridge.gateway.registry.find_sidecar`), connects to its
-gateway, names the server in the hello line, and from then on carries the agent's MCP messages both ways unchanged:
-the MCP session itself is served by the SDK in the sidecar, against the server's one live connection (so there is one
-process tree per server, and the user's per-folder consent holds for the agent too). stdout carries nothing but the
+gateway and names the server in the hello line: the MCP session itself is served by the SDK in the sidecar, against
+the server's one live connection (so there is one process tree per server, and the user's per-folder consent holds for
+the agent too). When stdin and stdout are pipes or sockets (as an agent starts it) ``attach`` hands them to the gateway,
+which then reads and writes the agent's messages itself, and waits for the session's end: no process stands between
+the agent and the sidecar, which saves two hand-overs between processes per message. Otherwise (a terminal, a file, or
+a gateway that does not take them) it carries the messages both ways unchanged. stdout carries nothing but the
 gateway's MCP messages; every sentence goes to stderr.
 
 Exit codes: 0 when the agent closed stdin, 1 when the sidecar went away during the session, 2 when no sidecar runs for
@@ -16,10 +19,13 @@ import argparse
 import contextlib
 import os
 import socket
+import stat
 import sys
 import threading
 
-from host_bridge.gateway.hello import MAX_HELLO_BYTES, AgentProcess, Hello, HelloAnswer
+from pydantic import ValidationError
+
+from host_bridge.gateway.hello import MAX_HELLO_BYTES, AgentProcess, Hello, HelloAnswer, SessionEnd
 from host_bridge.gateway.registry import SUPPORTED, NoSidecarError, SidecarEntry, find_sidecar
 
 NO_SIDECAR = 2
@@ -48,7 +54,7 @@ def attach(server_id: str, *, workspace: str | None = None, storage_dir: str | N
     except NoSidecarError as error:
         return _fail(NO_SIDECAR, str(error))
     with connection:
-        hello = Hello(server=server_id, agent=_agent())
+        hello = Hello(server=server_id, agent=_agent(), handover=_can_hand_over())
         connection.sendall(hello.model_dump_json(by_alias=True, exclude_none=True).encode() + b"\n")
         connection.settimeout(ANSWER_TIMEOUT)
         try:
@@ -59,6 +65,8 @@ def attach(server_id: str, *, workspace: str | None = None, storage_dir: str | N
         if not answer.ok:
             return _fail(REFUSED, answer.error or f"the MCP Host Bridge sidecar refused server {server_id!r}")
         connection.settimeout(None)
+        if answer.handover and hello.handover:
+            return _hand_over(connection, rest)
         return _relay(connection, rest)
 
 
@@ -93,6 +101,42 @@ def _read_line(connection: socket.socket) -> tuple[bytes, bytes]:
             raise ValueError("it closed the connection")
         buffer += chunk
     return buffer[:end], buffer[end + 1 :]
+
+
+def _can_hand_over() -> bool:
+    """Whether stdin and stdout are pipes or sockets, which the gateway can serve itself."""
+    try:
+        return all(stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) for mode in (os.fstat(0).st_mode, os.fstat(1).st_mode))
+    except OSError:
+        return False
+
+
+def _hand_over(connection: socket.socket, pending: bytes) -> int:
+    """Send stdin and stdout to the gateway, let go of them, and wait for the session's end."""
+    try:
+        socket.send_fds(connection, [b"\0"], [0, 1])
+    except OSError as error:
+        return _fail(LOST, f"could not hand the session to the MCP Host Bridge sidecar: {error}")
+    # Only the gateway holds the agent's pipes now, so the agent sees them close exactly when the session ends.
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    buffer = pending
+    try:
+        while b"\n" not in buffer and len(buffer) <= MAX_HELLO_BYTES and (chunk := connection.recv(_CHUNK)):
+            buffer += chunk
+    except OSError as error:
+        return _fail(LOST, f"the connection to the MCP Host Bridge sidecar failed: {error}")
+    try:
+        end = SessionEnd.model_validate_json(buffer.partition(b"\n")[0])
+    except ValidationError:
+        return _fail(
+            LOST, "the MCP Host Bridge sidecar closed the connection (it stopped or restarted); start this server again"
+        )
+    if end.agent_closed:
+        return 0
+    return _fail(LOST, end.reason or "the MCP Host Bridge sidecar ended the session; start this server again")
 
 
 def _relay(connection: socket.socket, pending: bytes) -> int:

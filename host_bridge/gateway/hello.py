@@ -1,7 +1,11 @@
 """The one line each side sends before MCP starts on a gateway connection.
 
 ``attach`` sends a :class:`Hello` naming the server it wants; the gateway answers with one :class:`HelloAnswer`. After
-a positive answer both sides speak MCP (JSON-RPC messages, one per line, as on stdio) until either closes.
+a positive answer, either both sides speak MCP on the connection (JSON-RPC messages, one per line, as on stdio) until
+either closes, or, when both offered it (:attr:`Hello.handover`, :attr:`HelloAnswer.handover`), ``attach`` sends its
+stdin and stdout (one byte carrying the two descriptors, ``SCM_RIGHTS``) and the gateway serves the agent's MCP session
+on them directly, with no process relaying in between; the connection then only tells ``attach`` how the session
+ended (one :class:`SessionEnd` line) and tells the gateway, by closing, that ``attach`` is gone.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Hello(WireModel):
     """The server id, as configured for the sidecar."""
     agent: AgentProcess
     """Who is attaching."""
+    handover: bool = False
+    """``attach`` can hand over its stdin and stdout (both are pipes or sockets)."""
 
 
 class HelloAnswer(WireModel):
@@ -49,3 +55,14 @@ class HelloAnswer(WireModel):
     """What kind of refusal it is."""
     session: str | None = None
     """The id of this agent session in the gateway's audit log."""
+    handover: bool = False
+    """The gateway takes ``attach``'s stdin and stdout (only when the hello offered them)."""
+
+
+class SessionEnd(WireModel):
+    """Gateway → ``attach``, after a handover: the agent session ended."""
+
+    agent_closed: bool
+    """The agent closed its side (``attach`` exits with 0); else the gateway ended the session."""
+    reason: str | None = None
+    """Why the gateway ended it, as a sentence."""

@@ -2,7 +2,9 @@
 
 Each connection starts with a hello naming one server (:mod:`host_bridge.gateway.hello`); then it is one MCP session
 served by the ``mcp`` SDK's server side (:class:`mcp.server.Server` driven by its loop-mode runner) whose handlers
-forward to that server's one live :class:`mcp.Client`, owned by the hub. The rules:
+forward to that server's one live :class:`mcp.Client`, owned by the hub. The session runs on the connection itself,
+or, when ``attach`` hands them over, directly on the agent's own stdin and stdout (the connection then only tells
+``attach`` how it ended, and closing it ends the session). The rules:
 
 - **Forwarded**: ``tools/*``, ``prompts/*``, ``resources/*`` (list, templates, read, subscribe, unsubscribe),
   ``completion/complete`` and ``logging/setLevel``; progress is relayed to the agent that asked for it, and an agent's
@@ -27,8 +29,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 import os
 import socket
+import stat
 import struct
 import sys
 import uuid
@@ -56,7 +60,7 @@ from pydantic import BaseModel, ValidationError
 
 from host_bridge.gateway import registry
 from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
-from host_bridge.gateway.hello import MAX_HELLO_BYTES, Hello, HelloAnswer
+from host_bridge.gateway.hello import MAX_HELLO_BYTES, Hello, HelloAnswer, SessionEnd
 from host_bridge.gateway.streams import HelloError, message_streams, read_hello
 from host_bridge.gateway.upstream import outgoing_params, raw_request
 from host_bridge.hub.connection import ServerConnection
@@ -99,8 +103,10 @@ class GatewaySettings:
 
     start_timeout: float = 60.0
     """Seconds an agent's hello (or request) waits for its server to be running before it is refused."""
-    request_timeout: float = 24 * 3600.0
-    """Seconds a forwarded request may take; the agent's own cancellation is what normally ends a long one."""
+    request_timeout: float = math.inf
+    """Seconds a forwarded request may take. No limit by default: the agent's own cancellation (or its leaving) is what
+    ends a long one, and a request without a deadline arms no timer in the SDK (20 µs of the sidecar's time per
+    request)."""
     hello_timeout: float = 10.0
     """Seconds a new connection has to send its hello line."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
@@ -209,14 +215,35 @@ class Gateway:
                 await _answer(stream, HelloAnswer(ok=False, reason=code, error=_sentence(error.message)))
                 return
             session = AgentSession(self, hello, connection, peer_uid)
-            await _answer(stream, HelloAnswer(ok=True, session=session.id))
-            await session.run(stream, pending)
+            if not hello.handover:
+                await _answer(stream, HelloAnswer(ok=True, session=session.id))
+                fd = stream.extra(anyio.abc.SocketAttribute.raw_socket).fileno()
+                await session.run(fd, fd, pending)
+                return
+            await _answer(stream, HelloAnswer(ok=True, session=session.id, handover=True))
+            try:
+                with anyio.fail_after(self.settings.hello_timeout):
+                    agent_in, agent_out = await _receive_stdio(cast(anyio.abc.UNIXSocketStream, stream), pending)
+            except (OSError, anyio.EndOfStream, anyio.BrokenResourceError, ValueError, RuntimeError) as error:
+                logger.warning("[%s] attach did not hand over its stdin and stdout: %s", hello.server, error)
+                return
+            try:
+                await session.run(agent_in, agent_out, b"", control=stream)
+            finally:
+                os.close(agent_in)
+                os.close(agent_out)
+            end = SessionEnd(agent_closed=session.agent_closed, reason=None if session.agent_closed else session.reason)
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await stream.send(end.model_dump_json(by_alias=True, exclude_none=True).encode() + b"\n")
 
     async def running(self, server_id: str) -> ServerConnection:
         """The connection of ``server_id`` once it is running, waiting at most ``start_timeout`` seconds.
 
         Raises :class:`HubError`: unknown server, a failed one, or one still not running after the wait.
         """
+        connection = self.hub.connection(server_id)
+        if connection.state is ServerState.RUNNING:
+            return connection
         with anyio.move_on_after(self.settings.start_timeout):
             while True:
                 connection = self.hub.connection(server_id)
@@ -408,11 +435,19 @@ class AgentSession:
         self._peer_uid = peer_uid
         self._client: types.Implementation | None = None
         self._outbox: MemoryObjectSendStream[tuple[str, dict[str, Any] | None]] | None = None
+        self.agent_closed = True
+        """Whether the session ended because the agent closed its side (once it ended)."""
+        self.reason = "the agent closed the connection"
+        """Why the session ended (once it ended), as the audit log says it."""
 
     # Life.
 
-    async def run(self, stream: anyio.abc.ByteStream, pending: bytes) -> None:
-        """Serve the agent until it or the gateway closes the connection."""
+    async def run(
+        self, read_fd: int, write_fd: int, pending: bytes, *, control: anyio.abc.ByteReceiveStream | None = None
+    ) -> None:
+        """Serve the agent on two non-blocking descriptors (the connection's socket for both, or the agent's own stdin
+        and stdout that ``attach`` handed over) until the agent or the gateway closes them; with ``control`` (the
+        connection, after a handover) also until ``attach`` closes it."""
         gateway = self._gateway
         self._audit("attached")
         gateway.sessions.add(self)
@@ -420,9 +455,8 @@ class AgentSession:
             gateway.settings.outbox_size
         )
         self._outbox = outbox
-        reason = "the agent closed the connection"
         try:
-            read, write = message_streams(stream, pending, max_line_bytes=gateway.settings.max_line_bytes)
+            read, write = message_streams(read_fd, write_fd, pending, max_line_bytes=gateway.settings.max_line_bytes)
             async with anyio.create_task_group() as tasks:
                 dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
                     read, write, inline_methods=frozenset({"initialize"})
@@ -435,7 +469,17 @@ class AgentSession:
                             assert self.connection is not None
                             await self.connection.notify(method, params)
 
+                async def watch(control: anyio.abc.ByteReceiveStream) -> None:
+                    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                        while await control.receive():
+                            pass
+                    self.agent_closed = False
+                    self.reason = "the attach process exited"
+                    tasks.cancel_scope.cancel()
+
                 tasks.start_soon(deliver)
+                if control is not None:
+                    tasks.start_soon(watch, control)
                 await serve_connection(
                     gateway._sdk_server,  # pyright: ignore[reportPrivateUsage]
                     dispatcher,
@@ -445,7 +489,8 @@ class AgentSession:
                 )
                 tasks.cancel_scope.cancel()
         except Exception as error:
-            reason = f"the session failed: {type(error).__name__}: {error}"
+            self.agent_closed = False
+            self.reason = f"the session failed: {type(error).__name__}: {error}"
             logger.exception("[%s] an agent session failed", self.server_id)
         finally:
             outbox.close()
@@ -457,7 +502,7 @@ class AgentSession:
                     if uri not in gateway.hub.broker.subscriptions(self.server_id):
                         with contextlib.suppress(MCPError, HubError):
                             await self.call("resources/unsubscribe", {"uri": uri}, None)
-            self._audit("detached", reason=reason)
+            self._audit("detached", reason=self.reason)
 
     def _audit(self, event: str, *, reason: str | None = None) -> None:
         config = self._server.config
@@ -691,6 +736,29 @@ def _forwarding_server() -> Server[AgentSession]:
 
     server.middleware = [same_revision_path]
     return server
+
+
+async def _receive_stdio(stream: anyio.abc.UNIXSocketStream, pending: bytes) -> tuple[int, int]:
+    """The agent's stdin and stdout, handed over by ``attach``: two pipes or sockets, made non-blocking.
+
+    Raises ``ValueError`` (after closing whatever arrived) when anything else came.
+    """
+    if pending:
+        raise ValueError("it sent more than its hello line")
+    _message, fds = await stream.receive_fds(1, 2)
+    try:
+        if len(fds) != 2:
+            raise ValueError(f"it sent {len(fds)} descriptors instead of its stdin and stdout")
+        for fd in fds:
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                raise ValueError("its stdin or stdout is neither a pipe nor a socket")
+            os.set_blocking(fd, False)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds[0], fds[1]
 
 
 async def _answer(stream: anyio.abc.ByteStream, answer: HelloAnswer) -> None:

@@ -1,11 +1,14 @@
 """The stdio transport for MCP servers: the SDK's process handling with our own bounded line framing.
 
-:func:`stdio_transport` stands in for ``mcp.client.stdio.stdio_client`` and yields the same pair of memory object
-streams that ``mcp.Client`` expects; the MCP session stays the SDK's. What differs is the read side: stdout is read
-as bytes and split on ``b"\\n"`` by a :class:`LineSplitter` with a hard per-line cap, so a server writing an endless
-line is disconnected with a clear reason instead of growing our memory until a request times out (docs/security.md C9).
+:func:`stdio_transport` stands in for ``mcp.client.stdio.stdio_client`` and yields the read and write streams that
+``mcp.Client`` expects; the MCP session stays the SDK's. What differs is the read side: stdout is read as bytes and
+split on ``b"\\n"`` by a :class:`LineSplitter` with a hard per-line cap, so a server writing an endless line is
+disconnected with a clear reason instead of growing our memory until a request times out (docs/security.md C9).
 Each line is parsed once into Python objects and validated with the SDK's own JSON-RPC models, without the
-SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed message, not four times that).
+SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed message, not four times that). Both
+streams work in the task that uses them (:class:`LineReader` reads and parses in the SDK's dispatcher, a sender
+writes its own message): no pump tasks and memory streams in between, which would cost two hand-overs between tasks
+per message each way.
 
 Shutdown follows the SDK and the MCP spec: close stdin, give the server a grace period, then end its whole process
 group (on POSIX the server is started in a new session, so its pid is its group), also when the server itself exited
@@ -17,21 +20,23 @@ server gets the parent-death signal on Linux, so that none outlives host_bridge 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import mcp_types as types
 import pydantic_core
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import process_groups
@@ -43,15 +48,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 """Longest line (without its newline) a server may write to stdout before it is disconnected."""
 
-Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+Streams = tuple["LineReader", "LineWriter"]
 """What ``mcp.Client`` takes from a transport: messages (or parse errors) from the server, messages to it."""
 
 _RECEIVE_BYTES = 2**20
 _RELEASE_AFTER = 2**20
 """Lines longer than this are followed by :func:`_release`."""
 _RELEASE_ID = "host-bridge/release"
-_WRITER_FLUSH_TIMEOUT = 0.5
-"""Seconds the last messages to the server have to be written before its stdin is closed."""
 _STDIN_CLOSE_GRACE = 1.5
 """Seconds the server has to exit on its own after its stdin closes."""
 _GROUP_TERM_GRACE = 1.0
@@ -61,17 +64,8 @@ _REAP_WAIT = 0.5
 _EXIT_POLL_INTERVAL = 0.01
 _EXIT_AFTER_EOF = 1.0
 """Seconds a server whose stdout ended has to be seen exiting, so it is reported as exited."""
-STOP_SECONDS = _WRITER_FLUSH_TIMEOUT + _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
+STOP_SECONDS = _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
 """The longest a stop takes, from the session's end to the last SIGKILL and the server reaped."""
-
-
-class LineTooLongError(Exception):
-    """A line grew past the cap before its newline arrived."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"a line longer than {limit} bytes")
-        self.limit = limit
-        """The cap that was exceeded, in bytes."""
 
 
 class LineSplitter:
@@ -198,64 +192,43 @@ async def stdio_transport(
     finally:
         os.close(stderr)
 
-    read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    assert process.stdin is not None and process.stdout is not None
+    stdout = process.stdout
+    read_stream = LineReader(stdout, LineSplitter(max_line_bytes), limits)
+    write_stream = LineWriter(process.stdin, limits, on_broken=read_stream.close)
     shutting_down = False
-    writer_done = anyio.Event()
 
-    async def stdout_reader() -> None:
-        assert process.stdout is not None
-        splitter = LineSplitter(max_line_bytes)
-        try:
-            try:
-                async with read_stream_writer:
-                    await deliver_lines(process.stdout, splitter, read_stream_writer, limits)
-                    if not shutting_down:
-                        await _say_why_stdout_ended(process, on_lost)
-            except LineTooLongError as error:
-                on_lost(
-                    f"the MCP server {server!r} wrote {error} to stdout (the cap is {error.limit} bytes); "
-                    "closed the connection"
-                )
-            finally:
-                await _drain(process.stdout)
-        except anyio.ClosedResourceError:
-            pass  # our own shutdown closed stdout under the read
-        except (anyio.BrokenResourceError, ConnectionError):
-            if not shutting_down:
-                logger.exception("[%s] reading the server's stdout failed", server)
+    async def drain() -> None:
+        with anyio.CancelScope(shield=True):
+            await read_stream.wait_idle()
+            await _drain(stdout)
 
-    async def stdin_writer() -> None:
-        assert process.stdin is not None
-        try:
-            async with write_stream_reader:
-                async for session_message in write_stream_reader:
-                    if limits is not None:
-                        limits.sent(session_message.message)
-                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send((text + "\n").encode("utf-8", "replace"))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server may still be alive: end the read side so no request waits for an answer forever.
-            await read_stream_writer.aclose()
-        finally:
-            writer_done.set()
+    async def on_end(reason: LineEnd) -> None:
+        if reason is LineEnd.TOO_LONG:
+            tasks.start_soon(drain)
+            on_lost(
+                f"the MCP server {server!r} wrote a line longer than {max_line_bytes} bytes to stdout "
+                f"(the cap is {max_line_bytes} bytes); closed the connection"
+            )
+        elif reason is LineEnd.END and not shutting_down:
+            await _say_why_stdout_ended(process, on_lost)
+        elif reason is LineEnd.BROKEN and not shutting_down:
+            logger.exception("[%s] reading the server's stdout failed", server)
+
+    read_stream.on_end = on_end
 
     async def shutdown() -> None:
-        # Unblock the reader into its drain first: a server stuck writing stdout cannot read its stdin.
+        # Unblock the reader into the drain first: a server stuck writing stdout cannot read its stdin.
         read_stream.close()
         write_stream.close()
-        with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
-            await writer_done.wait()
+        if not read_stream.ended_by_server:
+            tasks.start_soon(drain)
         await _stop(process)
         if on_exit is not None:
             on_exit(process.returncode)
-        for stream in (read_stream, write_stream, read_stream_writer, write_stream_reader):
-            await stream.aclose()
         await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(stdout_reader)
-        tasks.start_soon(stdin_writer)
         try:
             yield read_stream, write_stream
         finally:
@@ -265,48 +238,202 @@ async def stdio_transport(
             tasks.cancel_scope.cancel()
 
 
+class LineEnd(enum.Enum):
+    """Why a :class:`LineReader` ended."""
+
+    END = "end"
+    """The server's stdout reached end-of-file."""
+    TOO_LONG = "tooLong"
+    """A line went over the cap; the rest of stdout is not read."""
+    BROKEN = "broken"
+    """Reading failed."""
+    CLOSED = "closed"
+    """:meth:`LineReader.close`: our own shutdown, or the server's stdin broke."""
+
+
+class LineReader:
+    """The session's read stream: the server's stdout split into lines and parsed in the task that asks for the next
+    message (the SDK's dispatcher), one read of stdout at a time and only when asked, so nothing is read ahead.
+
+    Blank lines are skipped; an unfinished last line is dropped with a warning. A line longer than
+    :data:`_RELEASE_AFTER` is followed by :func:`_release`. Answers are checked against ``limits`` (see
+    :func:`parse_line`). Once stdout ends, a line goes over the cap (after the lines before it were delivered), a read
+    fails or :meth:`close` is called, :attr:`on_end` hears why and ``receive`` raises :class:`anyio.EndOfStream`.
+    """
+
+    def __init__(
+        self, stdout: anyio.abc.ByteReceiveStream, splitter: LineSplitter, limits: AnswerLimits | None = None
+    ) -> None:
+        self.on_end: Callable[[LineEnd], Awaitable[None]] | None = None
+        """Told once why the stream ended, before ``receive`` raises :class:`anyio.EndOfStream`."""
+        self.ended_by_server = False
+        """Stdout reached end-of-file or went over the cap (so it needs no drain, or has one already)."""
+        self._stdout = stdout
+        self._splitter = splitter
+        self._limits = limits
+        self._lines: deque[bytes] = deque()
+        self._release_next = False
+        self._delivered = False
+        self._end: LineEnd | None = None
+        self._reading: anyio.CancelScope | None = None
+        self._idle: anyio.Event | None = None
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next message (or its parse error); :class:`anyio.EndOfStream` once the stream ended."""
+        while True:
+            if self._release_next:
+                self._release_next = False
+                return _release()
+            while self._lines:
+                # Popped, so neither a finished line nor its message outlives its delivery.
+                line = self._lines.popleft()
+                if not line or line.isspace():
+                    continue
+                self._release_next = len(line) > _RELEASE_AFTER
+                self._delivered = True
+                return parse_line(line, self._limits)
+            if self._end is not None:
+                raise anyio.EndOfStream
+            if self._splitter.overflowed:
+                await self._ended(LineEnd.TOO_LONG)
+                continue
+            if self._delivered:
+                # The session has just handed the last message on (an answer wakes the task that waits for it):
+                # that task goes first, this one reads again after it.
+                self._delivered = False
+                await anyio.lowlevel.checkpoint()
+                continue
+            chunk = await self._read()
+            if chunk is None:
+                continue
+            if not chunk:
+                if self._splitter.pending:
+                    logger.warning(
+                        "the server's stdout ended inside a line; ignored its last %d bytes", self._splitter.pending
+                    )
+                await self._ended(LineEnd.END)
+                continue
+            self._lines.extend(self._splitter.feed(chunk))
+
+    async def _read(self) -> bytes | None:
+        """One read of stdout: its bytes, ``b""`` at end-of-file, ``None`` when the stream ended meanwhile."""
+        try:
+            with anyio.CancelScope() as self._reading:
+                try:
+                    return await self._stdout.receive(_RECEIVE_BYTES)
+                except anyio.EndOfStream:
+                    return b""
+                except anyio.ClosedResourceError:
+                    await self._ended(LineEnd.CLOSED)  # our own shutdown closed stdout under the read
+                except (anyio.BrokenResourceError, ConnectionError):
+                    await self._ended(LineEnd.BROKEN)
+            if self._end is None:  # cancelled by close()
+                await self._ended(LineEnd.CLOSED)
+            return None
+        finally:
+            self._reading = None
+            if self._idle is not None:
+                self._idle.set()
+                self._idle = None
+
+    async def _ended(self, reason: LineEnd) -> None:
+        if self._end is not None:
+            return
+        self._end = reason
+        self.ended_by_server = reason in (LineEnd.END, LineEnd.TOO_LONG)
+        self._lines.clear()
+        if self.on_end is not None:
+            await self.on_end(reason)
+
+    def close(self) -> None:
+        """End the stream: a read in progress stops, and the reader's task sees :class:`anyio.EndOfStream`."""
+        if self._end is None and self._reading is not None:
+            self._reading.cancel()
+        elif self._end is None:
+            self._end = LineEnd.CLOSED
+            self._lines.clear()
+
+    async def wait_idle(self) -> None:
+        """Until no read of stdout is in progress (another reader may then take the stream)."""
+        while self._reading is not None:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
+
+    async def aclose(self) -> None:
+        """Stop delivering; stdout itself is closed by the transport."""
+        self.close()
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class LineWriter:
+    """The session's write stream: each message written to the server's stdin as a line by the task that sends it.
+
+    The pipe's buffer takes each message whole and in order (``send`` waits only while the server is not reading),
+    so no writer task stands in between. A failed write ends the connection: ``on_broken`` is called (the transport
+    ends the read side, so no request waits for an answer for ever) and ``send`` raises
+    :class:`anyio.BrokenResourceError`, as the SDK expects of a closed transport.
+    """
+
+    def __init__(
+        self, stdin: anyio.abc.ByteSendStream, limits: AnswerLimits | None = None, *, on_broken: Callable[[], None]
+    ) -> None:
+        self._stdin = stdin
+        self._limits = limits
+        self._on_broken = on_broken
+        self._closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Write one message as a line."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._limits is not None:
+            self._limits.sent(item.message)
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        try:
+            await self._stdin.send((text + "\n").encode("utf-8", "replace"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server may still be alive: end the read side so no request waits for an answer forever.
+            self._closed = True
+            self._on_broken()
+            raise anyio.BrokenResourceError from None
+
+    def close(self) -> None:
+        """Refuse further messages."""
+        self._closed = True
+
+    async def aclose(self) -> None:
+        """Refuse further messages; stdin itself is closed by the transport."""
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
 def server_environment(env: Mapping[str, str] | None) -> dict[str, str]:
     """The environment a stdio server starts with: this process's, with ``env`` (the server's config) over it."""
     return {**os.environ, **(env or {})}
-
-
-async def deliver_lines(
-    stdout: anyio.abc.ByteReceiveStream,
-    splitter: LineSplitter,
-    sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
-    limits: AnswerLimits | None = None,
-) -> None:
-    """Read ``stdout`` to end-of-file and send each line's message (or parse error) to ``sink``, one line at a time,
-    without reading ahead while a send blocks. Blank lines are skipped; an unfinished last line is dropped with a
-    warning. Returns early when the session is gone; raises :class:`LineTooLongError` once the lines before an
-    over-long one are delivered. Answers are checked against ``limits`` (see :func:`parse_line`)."""
-    while True:
-        try:
-            chunk = await stdout.receive(_RECEIVE_BYTES)
-        except anyio.EndOfStream:
-            break
-        lines = splitter.feed(chunk)
-        del chunk
-        lines.reverse()
-        while lines:
-            # Popped, not iterated, so neither a finished line nor its message outlives its delivery.
-            line = lines.pop()
-            if not line or line.isspace():
-                continue
-            long = len(line) > _RELEASE_AFTER
-            message = parse_line(line, limits)
-            del line
-            try:
-                await sink.send(message)
-                del message
-                if long:
-                    await sink.send(_release())
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return  # the session is gone; only the drain remains
-        if splitter.overflowed:
-            raise LineTooLongError(splitter.max_bytes)
-    if splitter.pending:
-        logger.warning("the server's stdout ended inside a line; ignored its last %d bytes", splitter.pending)
 
 
 async def _say_why_stdout_ended(process: anyio.abc.Process, on_lost: Callable[[str], None]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types as types
 import pytest
 from mcp import MCPError
@@ -296,3 +297,114 @@ async def test_a_server_entry_that_attaches_back_to_host_bridge_is_skipped_with_
     assert [s.id for s in loaded.servers] == ["fine"]
     assert {p.server_id for p in loaded.problems} == {"loop", "module-loop"}
     assert all("host_bridge's own `attach`" in p.message for p in loaded.problems)
+
+
+class RawAgent:
+    """An agent speaking JSON lines to a real ``attach`` process over pipes (as an agent starts it)."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        self._buffer = b""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
+
+    async def line(self) -> bytes:
+        """The next line on attach's stdout; ``b""`` at end-of-file."""
+        assert self.process.stdout is not None
+        while b"\n" not in self._buffer:
+            try:
+                self._buffer += await self.process.stdout.receive()
+            except anyio.EndOfStream:
+                return b""
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    async def request(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        answer = json.loads(await self.line())
+        assert answer["id"] == request_id, answer
+        return answer["result"]
+
+    async def initialize(self) -> None:
+        params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+        assert (await self.request(1, "initialize", params))["protocolVersion"] == PIN
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+async def raw_agent(command: Any, stdin: int | None = subprocess.PIPE) -> RawAgent:
+    process = await anyio.open_process(
+        [command.command, *command.args], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=command.env
+    )
+    return RawAgent(process)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the descriptors in /proc")
+async def test_attach_hands_its_pipes_to_the_gateway_and_keeps_none_of_them(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                for fd in (0, 1):
+                    assert os.readlink(f"/proc/{agent.process.pid}/fd/{fd}") == os.devnull
+                result = await agent.request(2, "tools/call", {"name": "echo", "arguments": {"text": "direct"}})
+                assert result["content"][0]["text"] == "direct"
+                assert agent.process.stdin is not None
+                await agent.process.stdin.aclose()
+                assert await agent.process.wait() == 0
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"]
+    assert entries[2].reason == "the agent closed the connection"
+
+
+async def test_a_killed_attach_ends_its_session_and_the_agent_sees_its_stdout_close(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                agent.process.kill()
+                assert await agent.line() == b""
+                await agent.process.wait()
+                while harness.gateway.sessions:
+                    await anyio.sleep(0.01)
+    detached = [e for e in read_gateway_audit(str(storage)) if e.event == "detached"]
+    assert [e.reason for e in detached] == ["the attach process exited"]
+
+
+async def test_attach_exits_with_1_and_a_sentence_when_the_sidecar_stops_during_a_handed_over_session(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        with anyio.fail_after(WAIT):
+            await agent.initialize()
+    async with agent.process:
+        with anyio.fail_after(WAIT):
+            assert await agent.line() == b""
+            assert await agent.process.wait() == 1
+            assert agent.process.stderr is not None
+            message = (await agent.process.stderr.receive()).decode().strip()
+    assert message.startswith("host-bridge attach: the MCP Host Bridge sidecar closed the connection")
+
+
+async def test_attach_relays_when_its_stdin_is_a_file(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    requests = tmp_path / "requests.jsonl"
+    params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "file", "version": "1"}}
+    requests.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n")
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        with requests.open("rb") as stdin:
+            agent = await raw_agent(harness.attach_command("tools"), stdin=stdin.fileno())
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                answer = json.loads(await agent.line())
+                assert await agent.line() == b""
+                assert await agent.process.wait() == 0
+    assert answer["result"]["serverInfo"]["name"] == "tools-server"
+    assert [e.client_name for e in read_gateway_audit(str(storage)) if e.event == "initialized"] == ["file"]

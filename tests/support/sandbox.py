@@ -18,11 +18,9 @@ from typing import TextIO
 
 import anyio
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import Client
-from mcp.shared.message import SessionMessage
 
-from host_bridge.hub.stdio_transport import LineSplitter, deliver_lines
+from host_bridge.hub.stdio_transport import LineReader, LineSplitter, LineWriter, Streams
 from host_bridge.sandbox.apply import SandboxedLaunch, sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, policy_for_launch
 from host_bridge.sandbox.support import supported
@@ -30,9 +28,6 @@ from host_bridge.sandbox.support import supported
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PEERS = ROOT / "tests" / "peers" / "node_modules" / "@modelcontextprotocol"
-
-Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-
 
 def landlock_reason() -> str:
     """Why the Landlock tests are skipped here (empty when they run)."""
@@ -93,33 +88,16 @@ async def launched_stdio(launch: SandboxedLaunch, *, cwd: Path, errlog: TextIO) 
         preexec_fn=launch.preexec_fn,
     )
     assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def reader() -> None:
-        async with read_writer:
-            await deliver_lines(stdout, LineSplitter(), read_writer)
-
-    async def writer() -> None:
-        async with write_reader:
-            async for message in write_reader:
-                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                await stdin.send((text + "\n").encode())
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(reader)
-        tasks.start_soon(writer)
-        try:
-            yield read_stream, write_stream
-        finally:
-            await stdin.aclose()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            tasks.cancel_scope.cancel()
+    read_stream = LineReader(process.stdout, LineSplitter())
+    try:
+        yield read_stream, LineWriter(process.stdin, on_broken=read_stream.close)
+    finally:
+        await process.stdin.aclose()
+        with anyio.move_on_after(5):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 @asynccontextmanager

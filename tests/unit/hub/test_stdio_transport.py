@@ -12,7 +12,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import stdio_transport
-from host_bridge.hub.stdio_transport import LineSplitter, LineTooLongError, deliver_lines, parse_line
+from host_bridge.hub.stdio_transport import LineEnd, LineReader, LineSplitter, LineWriter, parse_line
 
 pytestmark = pytest.mark.anyio
 
@@ -33,23 +33,36 @@ def tags(items: Sequence[SessionMessage | Exception]) -> list[str]:
 
 
 class Chunks:
-    """A byte stream that hands out the given chunks, then end-of-file."""
+    """A byte stream that hands out the given chunks, then end-of-file; counts the reads."""
 
     def __init__(self, chunks: Sequence[bytes]) -> None:
         self._chunks = list(chunks)
+        self.reads = 0
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        self.reads += 1
         if not self._chunks:
             raise anyio.EndOfStream
         return self._chunks.pop(0)
 
 
+def reader(chunks: Sequence[bytes] | Chunks, max_bytes: int = 1024) -> tuple[LineReader, list[LineEnd]]:
+    """A reader over ``chunks`` and the list its end reason is put in."""
+    ends: list[LineEnd] = []
+
+    async def on_end(reason: LineEnd) -> None:
+        ends.append(reason)
+
+    stdout = chunks if isinstance(chunks, Chunks) else Chunks(chunks)
+    line_reader = LineReader(stdout, LineSplitter(max_bytes))  # type: ignore[arg-type]
+    line_reader.on_end = on_end
+    return line_reader, ends
+
+
 async def delivered(chunks: Sequence[bytes], max_bytes: int = 1024) -> list[SessionMessage | Exception]:
-    sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+    line_reader, _ = reader(chunks, max_bytes)
     with anyio.fail_after(5):
-        async with sink:
-            await deliver_lines(Chunks(chunks), LineSplitter(max_bytes), sink)  # type: ignore[arg-type]
-        return [item async for item in source]
+        return [item async for item in line_reader]
 
 
 def test_a_line_split_across_reads_is_joined() -> None:
@@ -98,12 +111,6 @@ def test_lines_before_an_over_long_one_in_the_same_read_are_not_lost_to_the_call
     assert splitter.overflowed
 
 
-@pytest.mark.requirement("C9")
-def test_the_error_for_an_over_long_line_names_the_cap() -> None:
-    error = LineTooLongError(10)
-    assert "longer than 10 bytes" in str(error) and error.limit == 10
-
-
 def test_a_valid_line_becomes_the_sdks_session_message() -> None:
     message = parse_line(b'{"jsonrpc": "2.0", "id": 7, "result": {"contents": []}}')
     assert isinstance(message, SessionMessage)
@@ -144,13 +151,63 @@ async def test_an_unfinished_line_at_end_of_file_is_dropped_with_a_warning(caplo
 
 
 @pytest.mark.requirement("C9")
-async def test_an_over_long_line_stops_delivery_after_the_lines_before_it() -> None:
-    sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](100)
-    stream = Chunks([notification("before") + b"\n" + b"x" * 600, b"x" * 600, notification("after") + b"\n"])
-    with anyio.fail_after(5), pytest.raises(LineTooLongError):
-        await deliver_lines(stream, LineSplitter(1024), sink)  # type: ignore[arg-type]
-    sink.close()
-    assert tags([item async for item in source]) == ["before"]
+async def test_an_over_long_line_stops_delivery_after_the_lines_before_it_and_says_why() -> None:
+    line_reader, ends = reader([notification("before") + b"\n" + b"x" * 600, b"x" * 600, notification("after") + b"\n"])
+    with anyio.fail_after(5):
+        assert tags([item async for item in line_reader]) == ["before"]
+        with pytest.raises(anyio.EndOfStream):
+            await line_reader.receive()
+    assert ends == [LineEnd.TOO_LONG]
+
+
+async def test_stdout_is_read_only_when_the_session_asks_for_a_message() -> None:
+    stdout = Chunks([notification("one") + b"\n" + notification("two") + b"\n", notification("three") + b"\n"])
+    line_reader, ends = reader(stdout)
+    with anyio.fail_after(5):
+        assert tags([await line_reader.receive(), await line_reader.receive()]) == ["one", "two"]
+        assert stdout.reads == 1
+        assert tags([await line_reader.receive()]) == ["three"]
+        assert stdout.reads == 2 and ends == []
+        with pytest.raises(anyio.EndOfStream):
+            await line_reader.receive()
+    assert ends == [LineEnd.END]
+
+
+class Stalled:
+    """A byte stream that never has data, and a send stream whose peer is gone."""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(self, item: bytes) -> None:
+        raise anyio.BrokenResourceError
+
+
+async def test_a_failed_write_to_stdin_ends_the_read_side_so_no_request_waits_for_ever() -> None:
+    ends: list[LineEnd] = []
+
+    async def on_end(reason: LineEnd) -> None:
+        ends.append(reason)
+
+    line_reader = LineReader(Stalled(), LineSplitter(1024))  # type: ignore[arg-type]
+    line_reader.on_end = on_end
+    writer = LineWriter(Stalled(), on_broken=line_reader.close)  # type: ignore[arg-type]
+    request = SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="ping"))
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+
+            async def read() -> None:
+                with pytest.raises(anyio.EndOfStream):
+                    await line_reader.receive()
+
+            tasks.start_soon(read)
+            await anyio.wait_all_tasks_blocked()
+            with pytest.raises(anyio.BrokenResourceError):
+                await writer.send(request)
+        with pytest.raises(anyio.ClosedResourceError):
+            await writer.send(request)
+    assert ends == [LineEnd.CLOSED]
 
 
 async def test_a_long_line_is_followed_by_an_answer_to_no_request_so_the_sdk_lets_go_of_it(
