@@ -5,6 +5,7 @@ import { SidecarError, type Ctx } from "./ctx";
 import { LatestQuery } from "./latestQuery";
 import * as protocol from "./protocol";
 import { type ArgumentChoice, argumentChoices, displayName, knownArguments } from "./resourceModel";
+import { lastItem, listVariables, templateArguments } from "./templateVariables";
 import { errorMessage, noIcons, product } from "./text";
 import { KEEP_OPEN, runQuickPick } from "./ui/quickPick";
 
@@ -12,11 +13,14 @@ type ValueItem = vscode.QuickPickItem & ArgumentChoice;
 
 const BACK = Symbol("back");
 
-/** Ask every variable of a template in turn; the arguments, or `undefined` when the user gave up. */
+/**
+ * Ask every variable of a template in turn; the arguments (a list of items for an exploded variable such as
+ * `{?tags*}`, typed with commas between them), or `undefined` when the user gave up.
+ */
 export async function askArguments(
   ctx: Ctx,
   template: protocol.TemplateItem,
-): Promise<Record<string, string> | undefined> {
+): Promise<Record<string, string | string[]> | undefined> {
   const values: Record<string, string> = {};
   let index = 0;
   while (index < template.variables.length) {
@@ -33,7 +37,7 @@ export async function askArguments(
     values[name] = answer;
     index += 1;
   }
-  return values;
+  return templateArguments(template.uriTemplate, values);
 }
 
 /** Ask one template variable, with the server's completions; the value, {@link BACK}, or `undefined`. */
@@ -45,11 +49,18 @@ function askVariable(
   initial: string,
 ): Promise<string | typeof BACK | undefined> {
   const name = template.variables[index] ?? "";
+  const isList = listVariables(template.uriTemplate).has(name);
+  // For a list the server completes the item being typed; a suggestion then keeps the items before it.
+  const completed = (typed: string): string => (isList ? lastItem(typed).last : typed);
+  const withHead = (typed: string, values: readonly string[]): string[] => {
+    const head = isList ? lastItem(typed).head : "";
+    return values.map((value) => (head === "" ? value : `${head} ${value}`));
+  };
   const pick = vscode.window.createQuickPick<ValueItem>();
   let suggestions: readonly string[] = [];
   let completionFailed = false;
   const render = (): void => {
-    pick.items = argumentChoices(pick.value, suggestions);
+    pick.items = argumentChoices(pick.value, withHead(pick.value, suggestions));
   };
   const query = new LatestQuery<protocol.Completion>(
     async (value, signal) => {
@@ -58,7 +69,13 @@ function askVariable(
       try {
         return await ctx.request(
           protocol.completeArgument,
-          { server: template.server, uriTemplate: template.uriTemplate, name, value, arguments: { ...known } },
+          {
+            server: template.server,
+            uriTemplate: template.uriTemplate,
+            name,
+            value: completed(value),
+            arguments: templateArguments(template.uriTemplate, known),
+          },
           source.token,
         );
       } finally {
@@ -89,7 +106,9 @@ function askVariable(
       title: product(noIcons(`${displayName(template)}: ${template.uriTemplate}`)),
       step: index + 1,
       totalSteps: template.variables.length,
-      placeholder: `Value of "${name}" (type any value, or choose a suggestion)`,
+      placeholder: isList
+        ? `Values of "${name}", separated by commas (type any values, or choose a suggestion)`
+        : `Value of "${name}" (type any value, or choose a suggestion)`,
       ignoreFocusOut: true,
       buttons: index > 0 ? [vscode.QuickInputButtons.Back] : [],
       value: initial,
