@@ -86,7 +86,14 @@ INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """Requests a 2026-07-28 server may answer with ``InputRequiredResult``: they go through the SDK's typed calls, whose
 driver answers roots from consent and sampling or elicitation through the caller."""
 LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
 )
 """Logging levels, least severe first."""
 
@@ -142,7 +149,6 @@ class Gateway:
         self._folders = folders
         self._entry: registry.SidecarEntry | None = None
         self._entry_files: list[registry.Path] = []
-        self._state_events: dict[str, anyio.Event] = {}
         self._starts: dict[str, int] = {}
         self._subscribers: dict[tuple[str, str], set[AgentSession]] = {}
         self._sdk_server = _forwarding_server()
@@ -242,18 +248,10 @@ class Gateway:
         Raises :class:`HubError`: unknown server, a failed one, or one still not running after the wait.
         """
         connection = self.hub.connection(server_id)
-        if connection.state is ServerState.RUNNING:
-            return connection
-        with anyio.move_on_after(self.settings.start_timeout):
-            while True:
-                connection = self.hub.connection(server_id)
-                if connection.state is ServerState.RUNNING:
-                    return connection
-                if connection.state is ServerState.FAILED:
-                    break
-                event = self._state_events.setdefault(server_id, anyio.Event())
-                await event.wait()
-        connection = self.hub.connection(server_id)
+        if connection.state is not ServerState.RUNNING:
+            connection = await self.hub.wait_for(
+                server_id, lambda c: c.state in (ServerState.RUNNING, ServerState.FAILED), self.settings.start_timeout
+            )
         if connection.state is ServerState.RUNNING:
             return connection
         reason = connection.last_error
@@ -264,7 +262,11 @@ class Gateway:
     def _refused(self, hello: Hello, peer_uid: int | None, error: HubError) -> None:
         self.audit.append(
             GatewayAuditEntry(
-                time=now(), event="refused", server=hello.server, agent=hello.agent, peer_uid=peer_uid,
+                time=now(),
+                event="refused",
+                server=hello.server,
+                agent=hello.agent,
+                peer_uid=peer_uid,
                 reason=error.message,
             )
         )
@@ -272,10 +274,7 @@ class Gateway:
     # HubObserver.
 
     def server_state(self, connection: ServerConnection) -> None:
-        """Wake agents waiting for the server; after a restart, tell its agents to list again and resubscribe."""
-        event = self._state_events.pop(connection.id, None)
-        if event is not None:
-            event.set()
+        """After a restart, tell the server's agents to list again and resubscribe."""
         if connection.state is not ServerState.RUNNING:
             return
         previous = self._starts.get(connection.id)
@@ -600,9 +599,7 @@ class AgentSession:
             progress = ctx.session.report_progress if token is not None else None
             return await self._tracked(
                 method,
-                lambda: client.call_tool(
-                    str(out.get("name")), out.get("arguments"), timeout, progress, meta=meta
-                ),
+                lambda: client.call_tool(str(out.get("name")), out.get("arguments"), timeout, progress, meta=meta),
             )
         if method == "prompts/get":
             return await self._tracked(
@@ -639,9 +636,7 @@ class AgentSession:
             raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
         return self._server
 
-    async def ask(
-        self, request: types.ServerRequest, capability: str, result_type: type[_R]
-    ) -> _R | types.ErrorData:
+    async def ask(self, request: types.ServerRequest, capability: str, result_type: type[_R]) -> _R | types.ErrorData:
         """Pass the server's sampling or elicitation request to this agent; its answer, or a refusal."""
         connection = self.connection
         declared = connection.client_capabilities if connection is not None else None
@@ -703,9 +698,7 @@ def _forwarding_server() -> Server[AgentSession]:
         await session._connection()  # pyright: ignore[reportPrivateUsage]
         await session._gateway.subscribe(session, params.uri)  # pyright: ignore[reportPrivateUsage]
 
-    async def unsubscribe(
-        ctx: ServerRequestContext[AgentSession, Any], params: types.UnsubscribeRequestParams
-    ) -> None:
+    async def unsubscribe(ctx: ServerRequestContext[AgentSession, Any], params: types.UnsubscribeRequestParams) -> None:
         session = ctx.lifespan_context
         await session._gateway.unsubscribe(session, params.uri)  # pyright: ignore[reportPrivateUsage]
 
@@ -782,5 +775,3 @@ def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
         return None
     _pid, uid, _gid = struct.unpack("3i", data)
     return uid
-
-

@@ -167,7 +167,6 @@ class ServerConnection:
         self._client: Client | None = None
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
-        self._running = anyio.Event()
         """Set while the state is running."""
         self._stop_requested = False
         self._restart_requested = False
@@ -255,13 +254,6 @@ class ServerConnection:
             # Said at once: the old process must not be reported as running with folders it was never given.
             self._set_state(ServerState.RESTARTING)
 
-    async def wait_running(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds while the server is starting or restarting (a consent change restarts a
-        server whose command line or sandbox holds its folders); returns at once in any other state."""
-        if self.state in (ServerState.STARTING, ServerState.RESTARTING):
-            with anyio.move_on_after(timeout):
-                await self._running.wait()
-
     def report_error(self, error: MCPError) -> None:
         """Reconnect when a request failed because the connection or its session is gone.
 
@@ -292,8 +284,9 @@ class ServerConnection:
             and folders != self.launch.folders
             and self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
         ):
-            logger.info("[%s] its shared folders changed; restarting it (its command line or sandbox holds them)",
-                        self.id)
+            logger.info(
+                "[%s] its shared folders changed; restarting it (its command line or sandbox holds them)", self.id
+            )
             self.restart()
             return
         if self.state is not ServerState.RUNNING or self._client is None:
@@ -555,10 +548,6 @@ class ServerConnection:
         self._wake = anyio.Event()
 
     def _set_state(self, state: ServerState) -> None:
-        if state is ServerState.RUNNING:
-            self._running.set()
-        elif self._running.is_set():
-            self._running = anyio.Event()
         if state is not self.state or state is ServerState.FAILED:
             self.state = state
             self._events.state_changed(self)

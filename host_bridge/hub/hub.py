@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -105,6 +105,10 @@ class Hub:
         """Server id → its connection, in configuration order."""
         self._tasks: anyio.abc.TaskGroup | None = None
         self._running: dict[ServerConnection, anyio.Event] = {}
+        self._state_pulse = anyio.Event()
+        """Set (and replaced) whenever a server's state changes or its connection is replaced."""
+        self._configuring = 0
+        """Configuration changes under way: a server missing meanwhile may be about to be added again."""
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         """Connections whose task is alive → set when it returns."""
@@ -122,6 +126,14 @@ class Hub:
         one is stopped, and the new one asks for trust and consent again. Every new server's roots are computed
         before it starts, so its first ``roots/list`` is answered in full.
         """
+        self._configuring += 1
+        try:
+            await self._configure(servers)
+        finally:
+            self._configuring -= 1
+            self._pulse()
+
+    async def _configure(self, servers: Sequence[ServerConfig]) -> None:
         wanted = {config.id: config for config in servers}
         for server_id in list(self._connections):
             current = self._connections[server_id]
@@ -231,8 +243,33 @@ class Hub:
 
     async def ready(self, server_id: str) -> None:
         """Wait (bounded by the initialize time-out) while ``server_id`` is starting or restarting."""
-        connection = self.connection(server_id)
-        await connection.wait_running(connection.settings.initialize_timeout)
+        await self.wait_for(
+            server_id,
+            lambda c: c.state not in (ServerState.STARTING, ServerState.RESTARTING),
+            self._connection_settings.initialize_timeout,
+        )
+
+    async def wait_for(
+        self, server_id: str, done: Callable[[ServerConnection], bool], timeout: float
+    ) -> ServerConnection:
+        """``server_id``'s connection once ``done`` holds for it, or as it is after ``timeout`` seconds.
+
+        Judged again on every state change of any server and whenever a configuration change replaces the
+        connection, so a wait that began on a connection being replaced goes on with its successor. Raises
+        :class:`UnknownServerError` when the server is (or becomes) unknown.
+        """
+        with anyio.move_on_after(timeout):
+            while True:
+                try:
+                    connection = self.connection(server_id)
+                except UnknownServerError:
+                    if not self._configuring:
+                        raise
+                else:
+                    if done(connection):
+                        return connection
+                await self._state_pulse.wait()
+        return self.connection(server_id)
 
     def client(self, server_id: str) -> Client:
         """The live client of a running server."""
@@ -254,6 +291,7 @@ class Hub:
 
     def state_changed(self, connection: ServerConnection) -> None:
         """Forward a connection's new state to the host."""
+        self._pulse()
         if connection.state is not ServerState.RUNNING:
             self.broker.forget_server(connection.id)
         self._events.server_changed(self._status(connection))
@@ -302,16 +340,20 @@ class Hub:
     def _set_state(self, connection: ServerConnection, state: ServerState) -> None:
         """Set a connection's state from outside its task (only while it is not running)."""
         connection.state = state
+        self._pulse()
         self._events.server_changed(self._status(connection))
+
+    def _pulse(self) -> None:
+        """Wake every :meth:`wait_for` to judge the servers again."""
+        self._state_pulse.set()
+        self._state_pulse = anyio.Event()
 
     def _hold_untrusted(self, connection: ServerConnection) -> None:
         connection.last_error = "you did not trust this workspace-defined server; it is not started"
         self._set_state(connection, ServerState.STOPPED)
 
     def _status(self, connection: ServerConnection) -> ServerStatus:
-        return connection.status(
-            self.registry.roots_for(connection.id), self.registry.visible_through(connection.id)
-        )
+        return connection.status(self.registry.roots_for(connection.id), self.registry.visible_through(connection.id))
 
     def _needs_trust(self, connection: ServerConnection) -> bool:
         return connection.config.workspace_defined and self.policy.trusted(connection.config.identity) is not True
@@ -369,6 +411,7 @@ class Hub:
         if self._tasks is None:
             return
         connection.state = ServerState.STARTING
+        self._pulse()
         self._tasks.start_soon(self._own, connection, name=f"mcp-server {connection.id}")
 
     async def _own(self, connection: ServerConnection) -> None:

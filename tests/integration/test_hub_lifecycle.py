@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 import pytest
 from mcp import MCPError
@@ -339,3 +340,24 @@ async def test_withdrawing_trust_from_a_running_workspace_server_stops_it_until_
         h.hub.trust("repo", True)
         await h.wait_running("repo")
         assert h.hub.connection("repo") is not running
+
+
+async def test_a_read_waiting_on_a_starting_server_goes_on_with_the_connection_that_replaced_it(tmp_path: Path) -> None:
+    # A long initialize time-out: waiting on the replaced connection would outlast the test's bound.
+    patient = ConnectionSettings(initialize_timeout=120, request_timeout=10, max_crashes=5, crash_window=180)
+    hanging = configs({"res": python_server("resources_server", "--count", "2", "--fault", "hang-initialize")})
+    working = configs({"res": python_server("resources_server", "--count", "2")})
+    async with running_hub(tmp_path / "storage", hanging, connection_settings=patient) as h:
+        assert h.state("res") == "starting"
+        read: list[str] = []
+
+        async def read_first() -> None:
+            result = await h.hub.broker.read("res", "test://res/0")
+            read.append(result.contents[0].text or "")
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(read_first)
+                await anyio.lowlevel.checkpoint()
+                await h.hub.configure(working)
+        assert read and read[0] != ""
