@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from types import TracebackType
-from typing import Self
 
 import anyio
 import anyio.abc
@@ -42,7 +40,7 @@ async def read_hello(stream: anyio.abc.ByteReceiveStream, max_bytes: int) -> tup
     return buffer[:end], buffer[end + 1 :]
 
 
-class MessageReader:
+class MessageReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
     """The SDK's read stream over the connection: each line parsed when the dispatcher asks for the next message.
 
     Reading in the dispatcher's own task (no pump task and memory stream in between) saves two hand-overs per message,
@@ -89,25 +87,8 @@ class MessageReader:
         """Nothing to release: the descriptor belongs to the gateway."""
         self._ended = True
 
-    def __aiter__(self) -> MessageReader:
-        return self
 
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class MessageWriter:
+class MessageWriter(anyio.abc.ObjectSendStream[SessionMessage]):
     """The SDK's write stream over the connection: each message written by the task that sends it, whole and in order.
 
     A message that fits in the descriptor's buffer is written at once, without a pass of the event loop; one that
@@ -120,7 +101,7 @@ class MessageWriter:
         self._queued = 0
         self._closed = False
 
-    async def send(self, item: SessionMessage, /) -> None:
+    async def send(self, item: SessionMessage) -> None:
         """Write one message as a line; a peer that went away makes it :class:`anyio.ClosedResourceError`."""
         if self._closed:
             raise anyio.ClosedResourceError
@@ -158,14 +139,6 @@ class MessageWriter:
     async def aclose(self) -> None:
         """Stop writing (the descriptor itself is closed by the gateway)."""
         self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def message_streams(

@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, cast
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
@@ -121,7 +121,7 @@ class AnswerLimits:
         return message if replacement is None else replacement
 
 
-class _LimitedReceive:
+class _LimitedReceive(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
     """The SDK's read stream of a transport, with every answer checked by :class:`AnswerLimits` on the way."""
 
     def __init__(self, inner: Any, limits: AnswerLimits) -> None:
@@ -144,45 +144,20 @@ class _LimitedReceive:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    def __aiter__(self) -> _LimitedReceive:
-        return self
 
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _LimitedReceive:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class _LimitedSend:
+class _LimitedSend(anyio.abc.ObjectSendStream[SessionMessage]):
     """The SDK's write stream of a transport, telling :class:`AnswerLimits` what is asked."""
 
     def __init__(self, inner: Any, limits: AnswerLimits) -> None:
         self._inner = inner
         self._limits = limits
 
-    async def send(self, item: SessionMessage, /) -> None:
+    async def send(self, item: SessionMessage) -> None:
         self._limits.sent(item.message)
         await self._inner.send(item)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    async def __aenter__(self) -> _LimitedSend:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def limited_streams(streams: tuple[Any, Any], limits: AnswerLimits) -> tuple[Any, Any]:

@@ -29,8 +29,7 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -251,7 +250,7 @@ class LineEnd(enum.Enum):
     """:meth:`LineReader.close`: our own shutdown, or the server's stdin broke."""
 
 
-class LineReader:
+class LineReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
     """The session's read stream: the server's stdout split into lines and parsed in the task that asks for the next
     message (the SDK's dispatcher), one read of stdout at a time and only when asked, so nothing is read ahead.
 
@@ -364,25 +363,8 @@ class LineReader:
         """Stop delivering; stdout itself is closed by the transport."""
         self.close()
 
-    def __aiter__(self) -> LineReader:
-        return self
 
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class LineWriter:
+class LineWriter(anyio.abc.ObjectSendStream[SessionMessage]):
     """The session's write stream: each message written to the server's stdin as a line by the task that sends it.
 
     The pipe's buffer takes each message whole and in order (``send`` waits only while the server is not reading),
@@ -399,7 +381,7 @@ class LineWriter:
         self._on_broken = on_broken
         self._closed = False
 
-    async def send(self, item: SessionMessage, /) -> None:
+    async def send(self, item: SessionMessage) -> None:
         """Write one message as a line."""
         if self._closed:
             raise anyio.ClosedResourceError
@@ -421,14 +403,6 @@ class LineWriter:
     async def aclose(self) -> None:
         """Refuse further messages; stdin itself is closed by the transport."""
         self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def server_environment(env: Mapping[str, str] | None) -> dict[str, str]:
