@@ -16,7 +16,8 @@ EXTVER := $(shell sed -n 's/^ *"version": "\(.*\)",/\1/p' $(EXT)/package.json | 
 # The universal package (dependencies from the package index at first start) and this machine's platform package.
 VSIX   := $(EXT)/dist/host-bridge-$(EXTVER).vsix
 VSIX_LINUX := $(EXT)/dist/host-bridge-linux-x64-$(EXTVER).vsix
-# Every platform package: each carries the wheels CPython 3.11–3.14 installs there (no network at first start).
+# Every platform package: each carries the sidecar and its dependencies laid out ready to import for CPython
+# 3.11–3.14 of that platform (nothing to install at first start).
 VSIX_TARGETS := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
 PACKAGE := PYTHON=$(CURDIR)/$(BIN)/python $(EXT)/scripts/package.sh
 

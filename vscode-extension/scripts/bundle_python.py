@@ -1,15 +1,29 @@
 """Put the sidecar into the extension package's ``python/`` folder, for one ``vsce package --target``.
 
 Usage: ``bundle_python.py --target universal|linux-x64|linux-arm64|darwin-x64|darwin-arm64|win32-x64``.
-Run with the project's virtual environment (``.venv/bin/python``). It writes:
+Run with the project's virtual environment (``.venv/bin/python``).
+
+For a platform target it writes the sidecar and every runtime dependency *laid out ready to import*, for each
+CPython 3.11–3.14 on that platform, so that the first start installs nothing:
+
+- ``lib/cp3XY/``: each Python's own ``pip install --target`` of the sidecar's wheel and the wheels that Python
+  installs on that platform (``--platform … --python-version … --only-binary=:all: --no-deps``, from the wheel
+  cache), without scripts (``bin/``) or ``direct_url.json`` (it names this machine's cache);
+- ``lib/common/``: every top-level entry (package, module, ``.dist-info``) that all four installs hold byte for
+  byte alike (pure Python, ``abi3`` extensions), once; what is left in ``lib/cp3XY`` is that Python's own;
+- ``run_sidecar.py``: the launcher, ``python -I -S run_sidecar.py serve``, which puts ``lib/common`` and
+  ``lib/cp3XY`` on ``sys.path``, with nothing else but the standard library (see that file);
+- ``bundle.json``: the target, the Python versions ``lib/`` is complete for, and the launcher.
+
+For ``universal`` it writes what the extension installs into a private virtual environment at first start, with
+the dependencies from the package index:
 
 - ``host_bridge-*.whl``: the sidecar;
 - ``constraints.txt``: every runtime dependency of ``host-bridge`` pinned to the version installed (and tested)
   in this environment, so a user's private environment gets exactly what ``make test`` ran against;
 - ``wheels/``: pip's own wheel (the extension builds the private environment with ``venv --without-pip`` and
-  this pip), and for a platform target a wheel of every runtime dependency for CPython 3.11–3.14 on that
-  platform (pure-Python ones once), so that the first start installs with ``--no-index``: no network;
-- ``bundle.json``: the target and the Python versions ``wheels/`` is complete for.
+  this pip);
+- ``bundle.json``: the target (no Python versions: nothing is installed without the index) and pip's wheel.
 
 Wheels are downloaded with ``pip download --no-deps --platform … --python-version …`` into a cache kept between
 builds (``$HOST_BRIDGE_WHEEL_CACHE``, default ``~/.cache/host-bridge/wheels``; pip's own HTTP cache helps the
@@ -19,6 +33,7 @@ first fill). A build whose wheels are all in that cache does not touch the netwo
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -40,6 +55,8 @@ EXTENSION = HERE.parent
 PROJECT = EXTENSION.parent
 OUT = EXTENSION / "python"
 UNIVERSAL = "universal"
+LAUNCHER = "run_sidecar.py"
+COMMON = "common"
 
 
 def default_cache() -> Path:
@@ -165,6 +182,90 @@ def resolve(
             del pins[missing.name]
 
 
+def python_tag(python: tuple[int, int]) -> str:
+    """``cp312``: the folder of ``lib/`` with what only that CPython imports."""
+    return f"cp{python[0]}{python[1]}"
+
+
+def install_target(wheels: list[Path], target: Target, python: tuple[int, int], into: Path) -> None:
+    """``pip install --target into`` the given wheels as CPython ``python`` on ``target`` would (no index, no
+    dependencies: the wheels are the resolved closure), then drop what does not belong in a package: the console
+    scripts (``bin/``) and ``direct_url.json`` (it names this machine's wheel cache), also from each ``RECORD``."""
+    platforms = [arg for platform in target.platforms for arg in ("--platform", platform)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-index",
+        "--no-deps",
+        "--no-compile",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python_label(python),
+        "--abi",
+        python_tag(python),
+        *platforms,
+        "--target",
+        str(into),
+        *map(str, wheels),
+    ]
+    subprocess.run(command, check=True)
+    shutil.rmtree(into / "bin", ignore_errors=True)
+    for record in into.glob("*.dist-info/RECORD"):
+        info = record.parent
+        (info / "direct_url.json").unlink(missing_ok=True)
+        kept = [
+            line
+            for line in record.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("../") and not line.startswith(f"{info.name}/direct_url.json,")
+        ]
+        record.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    strays = [str(path.relative_to(into)) for path in into.rglob("*") if path.name == "__pycache__"]
+    if strays:
+        raise SystemExit(f"bundle_python: pip compiled {strays[0]} despite --no-compile")
+
+
+def tree_digest(path: Path) -> str:
+    """A digest of a file, or of a folder's relative paths and contents."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(str(file.relative_to(path)).encode() + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def share_identical(installs: dict[str, Path], lib: Path) -> list[str]:
+    """Move each top-level entry that every install holds alike into ``lib/common``, the rest into ``lib/<tag>``;
+    return the shared entries' names. Whole top-level entries only: a package is imported from one folder."""
+    digests = {tag: {entry.name: tree_digest(entry) for entry in folder.iterdir()} for tag, folder in installs.items()}
+    first, *others = digests.values()
+    shared = sorted(name for name, digest in first.items() if all(other.get(name) == digest for other in others))
+    common = lib / COMMON
+    common.mkdir(parents=True)
+    for tag, folder in installs.items():
+        for entry in sorted(folder.iterdir()):
+            if entry.name not in shared:
+                (lib / tag).mkdir(exist_ok=True)
+                entry.rename(lib / tag / entry.name)
+            elif not (common / entry.name).exists():
+                entry.rename(common / entry.name)
+            elif entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    return shared
+
+
+def folder_size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--target", choices=[UNIVERSAL, *TARGETS], default=UNIVERSAL)
@@ -174,57 +275,73 @@ def main(argv: list[str]) -> int:
     out: Path = args.out
     cache: Path = args.cache
     shutil.rmtree(out, ignore_errors=True)
-    (out / "wheels").mkdir(parents=True)
+    out.mkdir(parents=True)
     cache.mkdir(parents=True, exist_ok=True)
+    staging = out / ".staging"
 
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(PROJECT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(staging), str(PROJECT)],
         check=True,
     )
-    [sidecar] = out.glob("host_bridge-*.whl")
+    [sidecar] = staging.glob("host_bridge-*.whl")
     versions = runtime_closure("host-bridge")
     versions.pop("host-bridge")
     pins = {canonicalize_name(name): Version(version) for name, version in versions.items()}
 
-    # pip itself is pure: any target and Python find the same wheel.
-    pip_pin = f"pip=={metadata.version('pip')}"
-    [pip] = resolve([pip_pin], {}, TARGETS["linux-x64"], PYTHONS[0], cache).chosen.values()
-    bundled: dict[str, Wheel] = {pip.filename: pip}
-    pythons: list[str] = []
-    if args.target != UNIVERSAL:
-        target = TARGETS[args.target]
-        with zipfile.ZipFile(sidecar) as opened:
-            roots = wheel_requires(opened)
-        tested = dict(pins)
-        while True:
-            # Start again when a pin had to give way, so that every Python gets the same versions.
-            before = dict(pins)
-            closures = [resolve(roots, pins, target, python, cache) for python in PYTHONS]
-            if pins == before:
-                break
-        for replaced in tested.keys() - pins.keys():
-            chosen = {c.chosen[replaced].version for c in closures if replaced in c.chosen}
-            if len(chosen) != 1:
-                raise SystemExit(f"bundle_python: {target.name}: no one version of {replaced} for every Python")
-            [version] = chosen
-            pins[replaced] = version
-            print(f"  {target.name} gets {replaced} {version} instead of {tested[replaced]}")
-        for result in closures:
-            bundled.update((wheel.filename, wheel) for wheel in result.chosen.values())
-        pythons = [python_label(python) for python in PYTHONS]
-    lines = [f"{name}=={version}" for name, version in sorted(pins.items())]
-    (out / "constraints.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for filename in bundled:
-        shutil.copyfile(cache / filename, out / "wheels" / filename)
-    manifest = {"target": args.target, "pythons": pythons, "pip": pip.filename}
-    (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    if args.target == UNIVERSAL:
+        # pip itself is pure: any target and Python find the same wheel.
+        pip_pin = f"pip=={metadata.version('pip')}"
+        [pip] = resolve([pip_pin], {}, TARGETS["linux-x64"], PYTHONS[0], cache).chosen.values()
+        (out / "wheels").mkdir()
+        shutil.copyfile(cache / pip.filename, out / "wheels" / pip.filename)
+        sidecar.rename(out / sidecar.name)
+        lines = [f"{name}=={version}" for name, version in sorted(pins.items())]
+        (out / "constraints.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        manifest: dict[str, object] = {"target": UNIVERSAL, "pythons": [], "pip": pip.filename}
+        (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        shutil.rmtree(staging)
+        print(
+            f"bundled {sidecar.name} for universal: {len(lines)} pinned dependencies from the package index at "
+            f"first start, {folder_size(out) / 1e6:.1f} MB"
+        )
+        return 0
 
-    size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
-    pure = sum(wheel.pure for wheel in bundled.values())
-    span = f"CPython {pythons[0]}–{pythons[-1]}" if pythons else "dependencies from the package index at first start"
+    target = TARGETS[args.target]
+    with zipfile.ZipFile(sidecar) as opened:
+        roots = wheel_requires(opened)
+    tested = dict(pins)
+    while True:
+        # Start again when a pin had to give way, so that every Python gets the same versions.
+        before = dict(pins)
+        closures = [resolve(roots, pins, target, python, cache) for python in PYTHONS]
+        if pins == before:
+            break
+    for replaced in tested.keys() - pins.keys():
+        chosen = {c.chosen[replaced].version for c in closures if replaced in c.chosen}
+        if len(chosen) != 1:
+            raise SystemExit(f"bundle_python: {target.name}: no one version of {replaced} for every Python")
+        [version] = chosen
+        print(f"  {target.name} gets {replaced} {version} instead of {tested[replaced]}")
+    installs: dict[str, Path] = {}
+    for python, result in zip(PYTHONS, closures, strict=True):
+        tag = python_tag(python)
+        wheels = [sidecar, *(cache / wheel.filename for wheel in result.chosen.values())]
+        print(f"  laying out {len(wheels)} wheels for {target.name}, CPython {python_label(python)}")
+        install_target(wheels, target, python, staging / tag)
+        installs[tag] = staging / tag
+    unshared = sum(folder_size(folder) for folder in installs.values())
+    shared = share_identical(installs, out / "lib")
+    shutil.rmtree(staging)
+    shutil.copyfile(HERE / LAUNCHER, out / LAUNCHER)
+    pythons = [python_label(python) for python in PYTHONS]
+    manifest = {"target": args.target, "pythons": pythons, "launcher": LAUNCHER}
+    (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    lib = out / "lib"
+    each = ", ".join(f"{folder.name} {folder_size(folder) / 1e6:.1f} MB" for folder in sorted(lib.iterdir()))
     print(
-        f"bundled {sidecar.name} for {args.target}: {len(lines)} pinned dependencies, {len(bundled)} wheels "
-        f"({pure} pure) for {span}, {size / 1e6:.1f} MB"
+        f"bundled {sidecar.name} for {args.target}, laid out for CPython {pythons[0]}–{pythons[-1]}: "
+        f"{len(shared)} top-level entries shared; {each}; {folder_size(out) / 1e6:.1f} MB in all "
+        f"({unshared / 1e6:.1f} MB unshared)"
     )
     return 0
 

@@ -2,35 +2,47 @@
 
 Usage: ``python check_vsix.py FILE.vsix…``. Prints each package's size, or one line per problem (exit 1).
 
-A platform package (``vsce package --target linux-x64``) must carry a wheel of every runtime dependency for
-every supported CPython on its platform (resolved with that platform's markers and wheel tags, see
-wheelhouse.py), and no wheel that no supported CPython of its platform would install. The universal package
-carries only the sidecar and pip: it installs the dependencies from the package index at first start.
+A platform package (``vsce package --target linux-x64``) carries the sidecar and its dependencies laid out ready
+to import (bundle_python.py): ``python/lib/common`` and ``python/lib/cp3XY`` for every supported CPython, and the
+launcher ``python/run_sidecar.py``. For each CPython, what it imports (``common`` and its own folder) must hold a
+distribution of every runtime dependency, resolved with that platform's markers and wheel tags (wheelhouse.py),
+each file as its ``RECORD`` says (size and hash) and every file owned by one; nothing may be there that no
+supported CPython imports, nor compiled modules, scripts or build paths (``__pycache__``, ``bin/``,
+``direct_url.json``). The universal package carries only the sidecar's wheel, its pins and pip: it installs the
+dependencies from the package index at first start.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import io
 import json
 import re
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.utils import InvalidWheelFilename
-from wheelhouse import PYTHONS, TARGETS, Wheel, closure, python_label, read_pins, wheel_requires
+from packaging.tags import parse_tag
+from packaging.utils import InvalidWheelFilename, canonicalize_name
+from packaging.version import InvalidVersion, Version
+from wheelhouse import PYTHONS, TARGETS, Target, Wheel, closure, metadata_field, python_label
 
 UNIVERSAL = "universal"
+HERE = Path(__file__).resolve().parent
+LAUNCHER = "run_sidecar.py"
+PYTHON = "extension/python/"
+LIB = PYTHON + "lib/"
+COMMON = "common"
 REQUIRED = (
     "extension/package.json",
     "extension/readme.md",
     "extension/dist/extension.js",
-    "extension/python/constraints.txt",
-    "extension/python/bundle.json",
+    PYTHON + "bundle.json",
 )
-#: Every file a package may hold; anything else (node_modules, sources, tests, a .venv, source maps) is a problem.
+#: Every file any package may hold; anything else (node_modules, sources, tests, a .venv, source maps) is a problem.
 ALLOWED = tuple(
     re.compile(pattern)
     for pattern in (
@@ -41,13 +53,28 @@ ALLOWED = tuple(
         r"extension/changelog\.md",
         r"extension/LICENSE(\.txt)?",
         r"extension/dist/extension\.js",
+        r"extension/python/bundle\.json",
+    )
+)
+#: What only the universal package holds.
+UNIVERSAL_ALLOWED = tuple(
+    re.compile(pattern)
+    for pattern in (
         r"extension/python/host_bridge-[^/]+-py3-none-any\.whl",
         r"extension/python/constraints\.txt",
-        r"extension/python/bundle\.json",
         r"extension/python/wheels/[^/]+\.whl",
     )
 )
-WHEEL_MODULES = (
+#: What only a platform package holds: the launcher and the libraries, without compiled modules, scripts or the
+#: build machine's paths.
+PLATFORM_ALLOWED = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"extension/python/run_sidecar\.py",
+        r"extension/python/lib/(common|cp3\d+)/(?!bin/)(?!.*(/__pycache__/|\.pyc$|\.dist-info/direct_url\.json$)).+",
+    )
+)
+SIDECAR_MODULES = (
     "host_bridge/__main__.py",
     "host_bridge/hosts/cli.py",
     "host_bridge/hosts/lsp/server.py",
@@ -63,8 +90,9 @@ class Report:
 
     problems: list[str]
     target: str = UNIVERSAL
-    wheels: int = 0
     size: int = 0
+    #: What it holds, for the summary line.
+    holds: str = ""
 
 
 def _manifest_target(vsix: zipfile.ZipFile) -> str:
@@ -77,31 +105,21 @@ def _manifest_target(vsix: zipfile.ZipFile) -> str:
     return found.group(1) if found else UNIVERSAL
 
 
-def _check_sidecar(vsix: zipfile.ZipFile, names: list[str], found: list[str]) -> list[str] | None:
-    """Check the sidecar wheel; return its requirements (``Requires-Dist``) when there is exactly one."""
+def _check_universal(vsix: zipfile.ZipFile, bundle: dict[str, object], names: list[str], found: list[str]) -> str:
+    """The sidecar's wheel, its pins and pip's wheel; nothing else."""
     wheels = [n for n in names if re.fullmatch(r"extension/python/host_bridge-[^/]+\.whl", n)]
     if len(wheels) != 1:
         found.append(f"expected one host_bridge wheel under extension/python/, found {len(wheels)}")
-        return None
-    with zipfile.ZipFile(io.BytesIO(vsix.read(wheels[0]))) as wheel:
-        inside = wheel.namelist()
-        found += [f"the sidecar wheel lacks {module}" for module in WHEEL_MODULES if module not in inside]
-        strays = [n for n in inside if not re.match(r"host_bridge(/|-[^/]+\.dist-info/)", n)]
-        found += [f"the sidecar wheel must not contain {name}" for name in strays]
-        return wheel_requires(wheel)
-
-
-def _check_wheels(
-    vsix: zipfile.ZipFile,
-    target: str,
-    bundle: dict[str, object],
-    roots: list[str],
-    names: list[str],
-    found: list[str],
-) -> int:
-    """Check ``python/wheels`` against the target; return how many wheels it holds."""
+    else:
+        with zipfile.ZipFile(io.BytesIO(vsix.read(wheels[0]))) as wheel:
+            inside = wheel.namelist()
+            found += [f"the sidecar wheel lacks {module}" for module in SIDECAR_MODULES if module not in inside]
+            strays = [n for n in inside if not re.match(r"host_bridge(/|-[^/]+\.dist-info/)", n)]
+            found += [f"the sidecar wheel must not contain {name}" for name in strays]
+    if PYTHON + "constraints.txt" not in names:
+        found.append("missing extension/python/constraints.txt")
     files: list[str] = []
-    for name in sorted(n for n in names if re.fullmatch(re.escape(WHEELS) + r"[^/]+\.whl", n)):
+    for name in sorted(n for n in names if n.startswith(WHEELS)):
         try:
             Wheel.parse(name[len(WHEELS) :])
             files.append(name[len(WHEELS) :])
@@ -112,39 +130,138 @@ def _check_wheels(
         found.append(f"bundle.json names pip wheel {pip!r}, which is not in python/wheels")
     elif not Wheel.parse(pip).pure or Wheel.parse(pip).name != "pip":
         found.append(f"{pip} is not a pure pip wheel")
-    others = [Wheel.parse(f) for f in files if f != pip]
-    pythons = bundle.get("pythons")
-    if target == UNIVERSAL:
-        if pythons != []:
-            found.append(f"the universal package's bundle.json lists Pythons {pythons!r}, expected none")
-        found += [f"the universal package must not contain wheels/{wheel.filename}" for wheel in others]
-        return len(files)
+    found += [f"the universal package must not contain wheels/{name}" for name in files if name != pip]
+    if bundle.get("pythons") != []:
+        found.append(f"the universal package's bundle.json lists Pythons {bundle.get('pythons')!r}, expected none")
+    return "dependencies from the package index at first start"
+
+
+@dataclass
+class Distribution:
+    """One ``.dist-info`` folder under ``lib/<folder>``."""
+
+    folder: str
+    info: str
+    wheel: Wheel
+    requires: list[str]
+    #: Its ``RECORD``: path → (urlsafe base64 sha256 without padding, size); the RECORD itself has neither.
+    record: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+
+
+def _distribution(vsix: zipfile.ZipFile, folder: str, info: str, found: list[str]) -> Distribution | None:
+    base = f"{LIB}{folder}/{info}/"
+    try:
+        metadata = vsix.read(base + "METADATA").decode("utf-8")
+        tags_text = vsix.read(base + "WHEEL").decode("utf-8")
+        record_text = vsix.read(base + "RECORD").decode("utf-8")
+    except KeyError as error:
+        found.append(f"lib/{folder}/{info} lacks {error.args[0].rsplit('/', 1)[-1]}")
+        return None
+    name = next(iter(metadata_field(metadata, "Name")), "")
+    version = next(iter(metadata_field(metadata, "Version")), "")
+    tags = frozenset(tag for line in metadata_field(tags_text, "Tag") for tag in parse_tag(line))
+    try:
+        wheel = Wheel(f"lib/{folder}/{info}", canonicalize_name(name), Version(version), tags)
+    except InvalidVersion:
+        found.append(f"lib/{folder}/{info}: METADATA has no valid Version ({version!r})")
+        return None
+    if not name or not tags:
+        found.append(f"lib/{folder}/{info}: METADATA names no Name or WHEEL no Tag")
+        return None
+    distribution = Distribution(folder, info, wheel, metadata_field(metadata, "Requires-Dist"))
+    for line in record_text.splitlines():
+        if not line:
+            continue
+        path, digest, size = line.rsplit(",", 2)
+        if digest:
+            distribution.record[path] = (digest.removeprefix("sha256="), int(size))
+        else:
+            distribution.record[path] = None
+    return distribution
+
+
+def _digest(vsix: zipfile.ZipFile, name: str) -> tuple[str, int]:
+    data = vsix.read(name)
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode(), len(data)
+
+
+def _check_laid_out(
+    vsix: zipfile.ZipFile, target_name: str, bundle: dict[str, object], names: list[str], found: list[str]
+) -> str:
+    """The launcher and, for every supported CPython, ``lib/common`` and ``lib/cp3XY``: complete, as recorded, and
+    holding nothing no supported CPython imports."""
+    target: Target | None = TARGETS.get(target_name)
+    if target is None:
+        found.append(f"unknown target platform {target_name!r}")
+        return ""
     expected = [python_label(python) for python in PYTHONS]
-    if pythons != expected:
-        found.append(f"bundle.json lists Pythons {pythons!r}, expected {expected!r}")
-    platform = TARGETS.get(target)
-    if platform is None:
-        found.append(f"unknown target platform {target!r}")
-        return len(files)
-    pins = read_pins(vsix.read("extension/python/constraints.txt").decode("utf-8"))
-    requires = functools.partial(_nested_requires, vsix)
-    used: set[str] = set()
-    for python in PYTHONS:
-        result = closure(roots, pins, platform, python, others, requires)
-        found += [missing.why for missing in result.missing]
-        used.update(wheel.filename for wheel in result.chosen.values())
-    every_tag = {tag for python in PYTHONS for tag in platform.tags(python)}
-    for wheel in others:
-        if not wheel.tags & every_tag:
-            found.append(f"wheels/{wheel.filename} is not for {target} (CPython {expected[0]}–{expected[-1]})")
-        elif wheel.filename not in used:
-            found.append(f"wheels/{wheel.filename} is installed by no supported CPython on {target}")
-    return len(files)
-
-
-def _nested_requires(vsix: zipfile.ZipFile, wheel: Wheel) -> list[str]:
-    with zipfile.ZipFile(io.BytesIO(vsix.read(WHEELS + wheel.filename))) as opened:
-        return wheel_requires(opened)
+    if bundle.get("pythons") != expected:
+        found.append(f"bundle.json lists Pythons {bundle.get('pythons')!r}, expected {expected!r}")
+    if bundle.get("launcher") != LAUNCHER:
+        found.append(f"bundle.json names launcher {bundle.get('launcher')!r}, expected {LAUNCHER!r}")
+    if PYTHON + LAUNCHER not in names:
+        found.append(f"missing {PYTHON}{LAUNCHER}")
+    elif vsix.read(PYTHON + LAUNCHER) != (HERE / LAUNCHER).read_bytes():
+        found.append(f"{PYTHON}{LAUNCHER} is not scripts/{LAUNCHER}")
+    tags = {f"cp{python[0]}{python[1]}": python for python in PYTHONS}
+    files: dict[str, list[str]] = {}
+    for name in names:
+        if name.startswith(LIB):
+            folder, _, rest = name[len(LIB) :].partition("/")
+            files.setdefault(folder, []).append(rest)
+    # A Python whose every library is shared has no folder of its own; what each Python lacks is named below.
+    found += [f"lib/{folder}/ is for no supported CPython" for folder in sorted(files.keys() - {COMMON, *tags})]
+    distributions: dict[str, list[Distribution]] = {}
+    for folder in (COMMON, *tags):
+        infos = sorted({rest.split("/", 1)[0] for rest in files.get(folder, []) if ".dist-info/" in rest})
+        for info in infos:
+            distribution = _distribution(vsix, folder, info, found)
+            if distribution is not None:
+                distributions.setdefault(folder, []).append(distribution)
+    digest = functools.lru_cache(maxsize=None)(functools.partial(_digest, vsix))
+    chosen_by: dict[str, set[str]] = {}
+    for tag, python in tags.items():
+        label = f"CPython {python_label(python)}"
+        # What this Python imports: common and its own folder, which must not both hold a file.
+        view: dict[str, str] = {}
+        for folder in (COMMON, tag):
+            for rest in files.get(folder, []):
+                if rest in view:
+                    found.append(f"lib/{COMMON}/{rest} and lib/{tag}/{rest} both exist")
+                view[rest] = f"{LIB}{folder}/{rest}"
+        present = [d for folder in (COMMON, tag) for d in distributions.get(folder, [])]
+        owned: set[str] = set()
+        for distribution in present:
+            for path, expected_digest in distribution.record.items():
+                owned.add(path)
+                if path not in view:
+                    found.append(f"{label}: {distribution.wheel.filename} records {path}, which is missing")
+                elif expected_digest is not None and digest(view[path]) != expected_digest:
+                    found.append(f"{label}: {view[path][len(PYTHON) :]} differs from its RECORD")
+        strays = sorted(view.keys() - owned)
+        found += [f"{label}: {view[path][len(PYTHON) :]} belongs to no distribution" for path in strays]
+        found += [f"{label}: the sidecar lacks {module}" for module in SIDECAR_MODULES if module not in view]
+        by_name = {d.wheel.name: d for d in present}
+        sidecar = by_name.get(canonicalize_name("host-bridge"))
+        if sidecar is None:
+            found.append(f"{label}: no host_bridge distribution")
+            continue
+        requires = {d.wheel.filename: d.requires for d in present}
+        available = [d.wheel for d in present if d is not sidecar]
+        result = closure(sidecar.requires, {}, target, python, available, lambda w, r=requires: r[w.filename])
+        found += [f"{label}: {missing.why}" for missing in result.missing]
+        for wheel in [sidecar.wheel, *result.chosen.values()]:
+            chosen_by.setdefault(wheel.filename, set()).add(tag)
+    for folder, present in distributions.items():
+        for distribution in present:
+            users = chosen_by.get(distribution.wheel.filename, set())
+            needed = set(tags) if folder == COMMON else {folder}
+            if users != needed:
+                who = ", ".join(f"CPython {python_label(tags[t])}" for t in sorted(users)) or "no supported CPython"
+                wanted = "every supported CPython" if folder == COMMON else f"CPython {python_label(tags[folder])}"
+                found.append(f"{distribution.wheel.filename} is imported by {who}, not by {wanted}")
+    shared = len(distributions.get(COMMON, []))
+    return f"laid out for CPython {expected[0]}–{expected[-1]} ({shared} distributions shared, rest per Python)"
 
 
 def check(path: str) -> Report:
@@ -153,8 +270,10 @@ def check(path: str) -> Report:
     found = report.problems
     with zipfile.ZipFile(path) as vsix:
         names = [n for n in vsix.namelist() if not n.endswith("/")]
+        report.target = _manifest_target(vsix)
+        own = UNIVERSAL_ALLOWED if report.target == UNIVERSAL else PLATFORM_ALLOWED
         found += [f"missing {name}" for name in REQUIRED if name not in names]
-        found += [f"must not contain {name}" for name in names if not any(p.fullmatch(name) for p in ALLOWED)]
+        found += [f"must not contain {name}" for name in names if not any(p.fullmatch(name) for p in ALLOWED + own)]
         if "extension/package.json" in names:
             manifest = json.loads(vsix.read("extension/package.json"))
             if manifest.get("main") != "./dist/extension.js":
@@ -165,15 +284,21 @@ def check(path: str) -> Report:
             bundle_js = vsix.read("extension/dist/extension.js")
             if b"vscode-languageclient" not in bundle_js and b"LanguageClient" not in bundle_js:
                 found.append("dist/extension.js does not contain the language client: was it bundled?")
-        roots = _check_sidecar(vsix, names, found)
-        report.target = _manifest_target(vsix)
-        if "extension/python/bundle.json" in names and "extension/python/constraints.txt" in names:
-            bundle = json.loads(vsix.read("extension/python/bundle.json"))
+        if PYTHON + "bundle.json" in names:
+            bundle = json.loads(vsix.read(PYTHON + "bundle.json"))
             if bundle.get("target") != report.target:
                 found.append(f"bundle.json is for {bundle.get('target')!r} but the package for {report.target!r}")
-            elif roots is not None:
-                report.wheels = _check_wheels(vsix, report.target, bundle, roots, names, found)
+            elif report.target == UNIVERSAL:
+                report.holds = _check_universal(vsix, bundle, names, found)
+            else:
+                report.holds = _check_laid_out(vsix, report.target, bundle, names, found)
     return report
+
+
+def installed_size(path: str) -> int:
+    """Bytes the package's files take once unpacked."""
+    with zipfile.ZipFile(path) as vsix:
+        return sum(info.file_size for info in vsix.infolist())
 
 
 def main(argv: list[str]) -> int:
@@ -187,12 +312,10 @@ def main(argv: list[str]) -> int:
             print(f"{path}: {problem}", file=sys.stderr)
         failed = failed or bool(report.problems)
         if not report.problems:
-            holds = (
-                f"{report.wheels} wheels for CPython {python_label(PYTHONS[0])}–{python_label(PYTHONS[-1])}"
-                if report.target != UNIVERSAL
-                else "dependencies from the package index at first start"
+            print(
+                f"{path}: ok, {report.target}, {report.size / 1e6:.1f} MB "
+                f"({installed_size(path) / 1e6:.1f} MB installed), {report.holds}"
             )
-            print(f"{path}: ok, {report.target}, {report.size / 1e6:.1f} MB, {holds}")
     return 1 if failed else 0
 
 

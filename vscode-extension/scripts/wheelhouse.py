@@ -1,10 +1,11 @@
-"""Which wheels a platform .vsix carries, shared by ``bundle_python.py`` (which fills it) and ``check_vsix.py``.
+"""Which wheels a platform .vsix is made of, shared by ``bundle_python.py`` (which lays them out) and
+``check_vsix.py`` (which checks what was laid out).
 
-A platform .vsix installs the sidecar at first start with ``pip install --no-index --find-links python/wheels``,
-so ``python/wheels`` must hold a wheel of every runtime dependency, for every supported CPython, for the one
-platform of the .vsix. pip cannot tell that at build time: ``pip download --platform`` evaluates environment
-markers (``sys_platform == 'win32'``, ``python_version < '3.13'``) against the interpreter that runs it. So the
-closure is computed here, with each target's own marker environment and wheel tags, from the wheels' metadata.
+A platform .vsix carries the sidecar and every runtime dependency installed (``pip install --target``) for every
+supported CPython on the one platform of the .vsix, so the right wheel of each is needed for each of them. pip
+cannot tell which at build time: ``pip download --platform`` evaluates environment markers (``sys_platform ==
+'win32'``, ``python_version < '3.13'``) against the interpreter that runs it. So the closure is computed here, with
+each target's own marker environment and wheel tags, from the wheels' metadata.
 """
 
 from __future__ import annotations
@@ -114,14 +115,18 @@ class Wheel:
         return all(tag.abi == "none" and tag.platform == "any" for tag in self.tags)
 
 
+def metadata_field(text: str, field: str) -> list[str]:
+    """The values of header ``field`` (``Requires-Dist``, ``Name``…) of a METADATA file's text."""
+    headers = text.split("\n\n", 1)[0]
+    return [line.split(":", 1)[1].strip() for line in headers.splitlines() if line.startswith(f"{field}:")]
+
+
 def wheel_requires(wheel: zipfile.ZipFile) -> list[str]:
     """The ``Requires-Dist`` lines of an open wheel's METADATA."""
     metadata = [n for n in wheel.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
     if len(metadata) != 1:
         raise ValueError(f"{wheel.filename}: expected one .dist-info/METADATA, found {len(metadata)}")
-    text = wheel.read(metadata[0]).decode("utf-8")
-    headers = text.split("\n\n", 1)[0]
-    return [line.split(":", 1)[1].strip() for line in headers.splitlines() if line.startswith("Requires-Dist:")]
+    return metadata_field(wheel.read(metadata[0]).decode("utf-8"), "Requires-Dist")
 
 
 def folder_requires(folder: Path) -> Callable[[Wheel], list[str]]:

@@ -1,8 +1,9 @@
-// Pure Node (no `vscode`): checks a Python interpreter and installs the sidecar into a private virtual
-// environment from the bundle in the .vsix (`python/`). A platform .vsix (linux-x64, darwin-arm64, …) carries a
-// wheel of every dependency for CPython 3.11–3.14: the install runs with `--no-index`, without network. The
-// universal .vsix downloads the dependencies from the package index, bounded in time. Used by python.ts and by
-// the integration tests.
+// Pure Node (no `vscode`): checks a Python interpreter and says how to run the sidecar with it, from the bundle in
+// the .vsix (`python/`). A platform .vsix (linux-x64, darwin-arm64, …) carries the sidecar and its dependencies laid
+// out ready to import for CPython 3.11–3.14 (`python/lib`, see scripts/bundle_python.py): the interpreter runs them
+// as they are, isolated (`-I -S`), with nothing to set up. The universal .vsix installs the sidecar into a private
+// virtual environment, downloading the dependencies from the package index, bounded in time. Used by python.ts and
+// by the integration tests.
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
@@ -18,6 +19,8 @@ export interface PythonInfo {
   executable: string;
   /** `major.minor.micro`. */
   version: string;
+  /** `sys.implementation.name`: `cpython`, `pypy`… */
+  implementation: string;
   /** `host_bridge.__version__` when the interpreter can import it. */
   sidecarVersion?: string;
   /** Whether the `venv` module is available (the environment gets pip from the bundle, not from ensurepip). */
@@ -35,7 +38,7 @@ export interface BootstrapReporter {
 
 const PROBE = [
   "import json, sys, importlib.util",
-  "info = {'executable': sys.executable, 'version': '.'.join(map(str, sys.version_info[:3]))}",
+  "info = {'executable': sys.executable, 'version': '.'.join(map(str, sys.version_info[:3])), 'implementation': sys.implementation.name}",
   "info['canCreateVenv'] = importlib.util.find_spec('venv') is not None",
   "try:",
   "    import host_bridge",
@@ -78,6 +81,7 @@ export async function probe(python: string): Promise<PythonInfo | undefined> {
     return {
       executable: info.executable,
       version: info.version,
+      implementation: typeof info.implementation === "string" ? info.implementation : "",
       sidecarVersion: typeof info.sidecarVersion === "string" ? info.sidecarVersion : undefined,
       canCreateVenv: info.canCreateVenv === true,
     };
@@ -86,23 +90,49 @@ export async function probe(python: string): Promise<PythonInfo | undefined> {
   }
 }
 
-/** The sidecar bundle shipped in the .vsix (`python/`, written by scripts/bundle_python.py). */
-export interface Bundle {
+/** How to run host_bridge's command line: `command` and `args`, then the subcommand (`serve`, `attach …`). */
+export interface SidecarCommand {
+  command: string;
+  args: string[];
+}
+
+/** `python -m host_bridge`: an interpreter that has host_bridge installed (its own, or a private environment's). */
+export function moduleCommand(python: string): SidecarCommand {
+  return { command: python, args: ["-m", "host_bridge"] };
+}
+
+/**
+ * A platform package's bundle: the sidecar and its dependencies laid out ready to import for each Python of
+ * `pythons` (`python/lib/common` and `python/lib/cp3XY`), run through `launcher` (`python/run_sidecar.py`).
+ */
+export interface LaidOutBundle {
+  kind: "laidOut";
+  /** The vsce target (`linux-x64`) the libraries are for. */
+  target: string;
+  /** The Python versions (`3.12`) `lib/` holds everything for. */
+  pythons: string[];
+  /** The launcher script: `python -I -S <launcher> serve`. */
+  launcher: string;
+}
+
+/** The universal package's bundle: what a private environment is built from, with the package index. */
+export interface PipBundle {
+  kind: "pip";
+  target: string;
   /** The sidecar's wheel. */
   wheel: string;
   /** Every runtime dependency pinned to the tested version. */
   constraints: string;
-  /** `python/wheels`: pip's wheel, and in a platform package every dependency's wheels. */
+  /** `python/wheels`: pip's wheel. */
   wheelhouse: string;
   /** pip's wheel, which both runs the install and is installed (the environment is made without ensurepip). */
   pip: string;
-  /** `universal`, or the vsce target (`linux-x64`) whose wheels the wheelhouse holds. */
-  target: string;
-  /** The Python versions (`3.12`) the wheelhouse holds every wheel for; none in the universal package. */
-  pythons: string[];
   /** bundle.json's text: part of the environment's key. */
   manifest: string;
 }
+
+/** The sidecar bundle shipped in the .vsix (`python/`, written by scripts/bundle_python.py). */
+export type Bundle = LaidOutBundle | PipBundle;
 
 const UNIVERSAL = "universal";
 
@@ -120,12 +150,8 @@ export async function findBundle(bundleDir: string): Promise<Bundle> {
     new BootstrapError(
       `The extension package's sidecar bundle in ${bundleDir} is incomplete (${what}); reinstall the extension.`,
     );
-  const wheel = names
-    .filter((name) => /^host_bridge-.*\.whl$/.test(name))
-    .sort()
-    .at(-1);
-  if (wheel === undefined || !names.includes("constraints.txt") || !names.includes("bundle.json")) {
-    throw incomplete("a host_bridge wheel, constraints.txt and bundle.json are needed");
+  if (!names.includes("bundle.json")) {
+    throw incomplete("bundle.json is missing");
   }
   const manifest = await fs.readFile(path.join(bundleDir, "bundle.json"), "utf8");
   let parsed: unknown;
@@ -135,34 +161,66 @@ export async function findBundle(bundleDir: string): Promise<Bundle> {
     throw incomplete("bundle.json is not JSON");
   }
   const fields = (typeof parsed === "object" && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  const { target, pythons, pip } = fields;
+  const { target, pythons, pip, launcher } = fields;
   if (
     typeof target !== "string" ||
-    typeof pip !== "string" ||
     !Array.isArray(pythons) ||
     !pythons.every((item): item is string => typeof item === "string")
   ) {
-    throw incomplete("bundle.json needs target, pythons and pip");
+    throw incomplete("bundle.json needs target and pythons");
+  }
+  if (target !== UNIVERSAL) {
+    if (typeof launcher !== "string" || !names.includes(launcher) || !names.includes("lib")) {
+      throw incomplete("a platform package needs the launcher bundle.json names and lib/");
+    }
+    return { kind: "laidOut", target, pythons, launcher: path.join(bundleDir, launcher) };
+  }
+  const wheel = names
+    .filter((name) => /^host_bridge-.*\.whl$/.test(name))
+    .sort()
+    .at(-1);
+  if (wheel === undefined || !names.includes("constraints.txt") || typeof pip !== "string") {
+    throw incomplete("a host_bridge wheel, constraints.txt and pip in bundle.json are needed");
   }
   const wheelhouse = path.join(bundleDir, "wheels");
   if (!(await exists(path.join(wheelhouse, pip)))) {
     throw incomplete(`wheels/${pip} is missing`);
   }
   return {
+    kind: "pip",
+    target,
     wheel: path.join(bundleDir, wheel),
     constraints: path.join(bundleDir, "constraints.txt"),
     wheelhouse,
     pip: path.join(wheelhouse, pip),
-    target,
-    pythons,
     manifest,
   };
 }
 
-/** Whether the bundle holds every wheel Python `version` (`3.12.4`) installs: then no network is needed. */
-export function installsOffline(bundle: Bundle, version: string): boolean {
-  const [major, minor] = version.split(".");
-  return bundle.target !== UNIVERSAL && bundle.pythons.includes(`${major}.${minor}`);
+/** Whether the laid-out bundle holds the libraries of `python` (CPython `3.12.4`): it then runs with nothing to set up. */
+export function carries(bundle: LaidOutBundle, python: Pick<PythonInfo, "version" | "implementation">): boolean {
+  const [major, minor] = python.version.split(".");
+  return python.implementation === "cpython" && bundle.pythons.includes(`${major}.${minor}`);
+}
+
+/**
+ * How `python` runs the sidecar from the laid-out bundle: isolated (`-I`: no `PYTHON*` variables, no user
+ * site-packages; `-S`: no site-packages of the interpreter either), so that only the standard library and the
+ * package's own libraries are importable. A short {@link BootstrapError} when the bundle has none for it.
+ */
+export function laidOutCommand(bundle: LaidOutBundle, python: PythonInfo): SidecarCommand {
+  if (!carries(bundle, python)) {
+    const which = python.implementation === "cpython" ? "Python" : python.implementation;
+    throw new BootstrapError(
+      `this package carries the sidecar for CPython ${bundle.pythons.join(", ")} on ${bundle.target}, and ${python.executable} is ${which} ${python.version}. Set hostBridge.python to one of those, or install the universal MCP Host Bridge package (it installs the sidecar from the package index).`,
+    );
+  }
+  return laidOutArgs(python.executable, bundle.launcher);
+}
+
+/** `python -I -S <launcher>`: the laid-out bundle's launch. */
+export function laidOutArgs(python: string, launcher: string): SidecarCommand {
+  return { command: python, args: ["-I", "-S", launcher] };
 }
 
 /** The vsce target of the platform package for this machine, e.g. `linux-x64`; undefined when none is built. */
@@ -179,12 +237,10 @@ export function venvPython(venv: string, platform: NodeJS.Platform = process.pla
   return platform === "win32" ? path.join(venv, "Scripts", "python.exe") : path.join(venv, "bin", "python");
 }
 
-/** Time limits of a first start. */
+/** Time limits of a first start of the universal package. */
 export interface InstallLimits {
   /** `python -m venv`. */
   venvMs: number;
-  /** The install from the bundled wheels. */
-  offlineMs: number;
   /** The whole install from the package index: pip is killed after this. */
   onlineMs: number;
   /** pip's `--timeout` (per connection attempt and read) for the package index, in seconds; one retry. */
@@ -193,7 +249,6 @@ export interface InstallLimits {
 
 export const DEFAULT_LIMITS: InstallLimits = {
   venvMs: 60_000,
-  offlineMs: 120_000,
   onlineMs: 60_000,
   pipTimeoutSeconds: 15,
 };
@@ -208,8 +263,8 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /**
- * Make sure a private environment with the bundled sidecar exists under `storageDir` and return its
- * interpreter. The environment is keyed by the bundle and the interpreter, and built in its final folder (its
+ * The universal package's first start: make sure a private environment with the bundled sidecar (its dependencies
+ * from the package index) exists under `storageDir` and return its interpreter. The environment is keyed by the bundle and the interpreter, and built in its final folder (its
  * `bin/host-bridge`, `bin/pip` and `activate` name that folder) under a lock folder, so a second window waits
  * for it instead of building it too. It counts only once `.ready` is written: the leftovers of an attempt that
  * crashed or failed are removed and built again.
@@ -217,7 +272,7 @@ async function exists(file: string): Promise<boolean> {
 export async function ensureEnvironment(options: {
   python: PythonInfo;
   storageDir: string;
-  bundle: Bundle;
+  bundle: PipBundle;
   reporter: BootstrapReporter;
   pipArgs?: string[];
   limits?: Partial<InstallLimits>;
@@ -246,7 +301,7 @@ export async function ensureEnvironment(options: {
     );
   }
   await fs.mkdir(root, { recursive: true });
-  const waitMs = limits.venvMs + Math.max(limits.offlineMs, limits.onlineMs) + 30_000;
+  const waitMs = limits.venvMs + limits.onlineMs + 30_000;
   const release = await acquireLock(`${target}.lock`, ready, waitMs, reporter);
   if (release !== undefined) {
     try {
@@ -272,7 +327,7 @@ async function build(
   target: string,
   options: {
     python: PythonInfo;
-    bundle: Bundle;
+    bundle: PipBundle;
     reporter: BootstrapReporter;
     pipArgs?: string[];
     limits: InstallLimits;
@@ -292,8 +347,6 @@ async function build(
       `could not create a Python environment with ${python.executable} (${venv.failure}). Details are in "MCP: Show Host Bridge Log".`,
     );
   }
-  const offline = installsOffline(bundle, python.version);
-  const source = offline ? ["--no-index"] : ["--timeout", String(limits.pipTimeoutSeconds), "--retries", "1"];
   const args = [
     path.join(bundle.pip, "pip"),
     "install",
@@ -304,51 +357,37 @@ async function build(
     bundle.constraints,
     "--find-links",
     bundle.wheelhouse,
-    ...source,
+    "--timeout",
+    String(limits.pipTimeoutSeconds),
+    "--retries",
+    "1",
     ...(options.pipArgs ?? []),
     bundle.pip,
     bundle.wheel,
   ];
-  if (offline) {
-    reporter.progress("installing the sidecar from the extension package");
-  } else {
-    reporter.progress("downloading the sidecar's Python packages");
-  }
+  reporter.progress("downloading the sidecar's Python packages");
   const started = Date.now();
   const install = await runLogged(venvPython(target), args, {
-    timeoutMs: offline ? limits.offlineMs : limits.onlineMs,
+    timeoutMs: limits.onlineMs,
     env,
     reporter,
-    onLine: offline
-      ? undefined
-      : (line) => {
-          const fetching = /^\s*(?:Collecting|Downloading)\s+(\S+)/.exec(line);
-          if (fetching?.[1] !== undefined) {
-            const seconds = Math.round((Date.now() - started) / 1000);
-            reporter.progress(
-              `downloading the sidecar's Python packages: ${path.basename(fetching[1])} (${seconds} s)`,
-            );
-          }
-        },
+    onLine: (line) => {
+      const fetching = /^\s*(?:Collecting|Downloading)\s+(\S+)/.exec(line);
+      if (fetching?.[1] !== undefined) {
+        const seconds = Math.round((Date.now() - started) / 1000);
+        reporter.progress(`downloading the sidecar's Python packages: ${path.basename(fetching[1])} (${seconds} s)`);
+      }
+    },
   });
   if (install.ok) {
     return;
-  }
-  if (offline) {
-    throw new BootstrapError(
-      `could not install the sidecar from the extension package (${install.failure}). Details are in "MCP: Show Host Bridge Log".`,
-    );
   }
   const why = install.timedOut
     ? `no answer from the package index in ${Math.round(limits.onlineMs / 1000)} s`
     : NETWORK.test(install.output)
       ? "the package index could not be reached"
       : install.failure;
-  const platform = platformTarget();
-  const fix =
-    bundle.target !== UNIVERSAL
-      ? `This package carries wheels for Python ${bundle.pythons.join(", ")}: set hostBridge.python to one of those.`
-      : `Install the MCP Host Bridge .vsix for ${platform ?? "your platform"} (it needs no network), or set hostBridge.python to a Python with host-bridge installed.`;
+  const fix = `Install the MCP Host Bridge .vsix for ${platformTarget() ?? "your platform"} (it needs no network), or set hostBridge.python to a Python with host-bridge installed.`;
   throw new BootstrapError(`could not download the sidecar's Python packages (${why}). ${fix}`);
 }
 

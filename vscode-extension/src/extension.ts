@@ -1,5 +1,8 @@
 // Composition root: builds the context and the sidecar, makes each feature with what it needs, registers the
 // command table, starts the sidecar. Nothing else.
+//
+// Activation returns at once: the sidecar starts in the background (the features show "starting" meanwhile), so
+// VS Code does not count its start-up as the extension's activation time.
 import * as vscode from "vscode";
 import { type Features, registerCommands } from "./commands";
 import { Consent } from "./consent";
@@ -10,13 +13,14 @@ import { ResourcePickers } from "./pickers";
 import { ResourceFileSystem } from "./resourceFileSystem";
 import { Sidecar } from "./sidecar";
 import { StatusView } from "./status";
+import { errorMessage } from "./text";
 import { ResourcesView } from "./tree";
 import { WorkspaceTrustWait } from "./workspaceTrust";
 
 let ctx: Ctx | undefined;
 let sidecar: Sidecar | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   ctx = new Ctx(context);
   sidecar = new Sidecar(ctx);
   ctx.pushExtCleanup(sidecar);
@@ -32,7 +36,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
   new VsCodeMcp(ctx, sidecar);
-  await sidecar.start();
+  const log = ctx.log;
+  sidecar.start().catch((error: unknown) => log.error(`the sidecar did not start: ${errorMessage(error)}`));
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,8 +1,8 @@
 // VS Code's own MCP support and host_bridge: every server the sidecar runs (and the user trusted) is offered to
-// VS Code as a stdio server that runs `python -m host_bridge attach <id>`, so VS Code's chat uses the sidecar's
-// one live connection under per-folder consent instead of a second process; and a notice, once per workspace,
-// when VS Code itself can also start a server of the workspace's .vscode/mcp.json or .mcp.json. The definitions
-// come from mcpServersModel.ts.
+// VS Code as a stdio server that runs `host_bridge attach <id>` the way the sidecar is run, so VS Code's chat uses
+// the sidecar's one live connection under per-folder consent instead of a second process; and a notice, once per
+// workspace, when VS Code itself can also start a server of the workspace's .vscode/mcp.json or .mcp.json. The
+// definitions come from mcpServersModel.ts.
 //
 // `vscode.lm.registerMcpServerDefinitionProvider` and `vscode.McpStdioServerDefinition` exist from VS Code 1.101;
 // this extension supports 1.95, so they are declared here (the part used) and looked up at run time.
@@ -138,14 +138,14 @@ export class VsCodeMcp {
     }
   }
 
-  /** Where `attach` finds this window's sidecar; none before the sidecar's interpreter is known or without a folder. */
+  /** Where `attach` finds this window's sidecar; none before the sidecar's command is known or without a folder. */
   private target(): AttachTarget | undefined {
-    const python = this.sidecar.python;
+    const sidecar = this.sidecar.command;
     const folder = vscode.workspace.workspaceFolders?.find((candidate) => candidate.uri.scheme === "file");
-    if (python === undefined || folder === undefined) {
+    if (sidecar === undefined || folder === undefined) {
       return undefined;
     }
-    return { python, workspace: folder.uri.fsPath, storageDir: this.ctx.extension.globalStorageUri.fsPath };
+    return { sidecar, workspace: folder.uri.fsPath, storageDir: this.ctx.extension.globalStorageUri.fsPath };
   }
 
   /**

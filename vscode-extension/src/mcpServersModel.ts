@@ -2,16 +2,17 @@
 // `vscode.McpStdioServerDefinition`s), and which of them VS Code may also run itself from the workspace's files.
 // No `vscode` here, so the rules are unit-tested.
 import { createHash } from "node:crypto";
+import type { SidecarCommand } from "./bootstrap";
 import type { ServerStatus } from "./protocol";
 import { PRODUCT, visible } from "./text";
 
 /** The id of the provider, as package.json declares it in `contributes.mcpServerDefinitionProviders`. */
 export const PROVIDER_ID = "hostBridge.servers";
 
-/** How a definition reaches the sidecar: its interpreter, the workspace it serves and its storage directory. */
+/** How a definition reaches the sidecar: how it is run, the workspace it serves and its storage directory. */
 export interface AttachTarget {
-  /** The Python that runs the sidecar (`python -m host_bridge serve`); `attach` runs with the same one. */
-  python: string;
+  /** How the sidecar is run (`<command> <args> serve`); `attach` runs the same way. */
+  sidecar: SidecarCommand;
   /** Path of the first workspace folder: `attach --workspace` finds this window's sidecar by it. */
   workspace: string;
   /** The sidecar's storage directory (`initializationOptions.storageDir`): its gateway registers there. */
@@ -48,7 +49,10 @@ export function identityVersion(identity: string): string {
   return createHash("sha256").update(identity).digest("hex").slice(0, 16);
 }
 
-/** The definition VS Code runs for `server`: `python -m host_bridge attach <id> --workspace … --storage-dir …`. */
+/**
+ * The definition VS Code runs for `server`: `<sidecar command> attach <id> --workspace … --storage-dir …`, e.g.
+ * `python -I -S <extension>/python/run_sidecar.py attach …` or `python -m host_bridge attach …`.
+ */
 export function attachDefinition(
   server: Pick<ServerStatus, "id" | "identity">,
   target: AttachTarget,
@@ -56,10 +60,9 @@ export function attachDefinition(
   return {
     id: server.id,
     label: `${visible(server.id)}${LABEL_SUFFIX}`,
-    command: target.python,
+    command: target.sidecar.command,
     args: [
-      "-m",
-      "host_bridge",
+      ...target.sidecar.args,
       "attach",
       server.id,
       "--workspace",

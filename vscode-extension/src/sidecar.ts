@@ -1,7 +1,8 @@
-// Starts, restarts and stops the sidecar (`python -m host_bridge serve`) through vscode-languageclient.
+// Starts, restarts and stops the sidecar (`host_bridge serve`: `python -I -S <extension>/python/run_sidecar.py serve`
+// from a platform package, `python -m host_bridge serve` otherwise) through vscode-languageclient.
 // Restarts are serialized (at most one queued); after 5 crashes in 3 minutes it stays stopped and says so.
 import { spawn, type ChildProcess } from "node:child_process";
-import { promises as fs } from "node:fs";
+import { mkdirSync, promises as fs } from "node:fs";
 import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
@@ -19,7 +20,8 @@ import {
 import { CrashPolicy, LifecycleQueue, LineRing, MAX_CRASHES } from "./crashPolicy";
 import type { Ctx } from "./ctx";
 import type { InitializationOptions } from "./protocol";
-import { sidecarPython } from "./python";
+import type { SidecarCommand } from "./bootstrap";
+import { type SidecarLaunch, likelyLaunch, sidecarCommand } from "./python";
 import {
   type SidecarSettings,
   configurationParams,
@@ -66,6 +68,27 @@ export function initializationOptions(ctx: Ctx): InitializationOptions {
   return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings(), sandbox);
 }
 
+/** Whether the chosen launch is the likely one the sidecar was started with: same interpreter, same arguments. */
+function sameLaunch(chosen: SidecarLaunch, likely: SidecarLaunch | undefined): boolean {
+  return (
+    likely !== undefined &&
+    chosen.probed === likely.probed &&
+    chosen.command.args.length === likely.command.args.length &&
+    chosen.command.args.every((arg, index) => arg === likely.command.args[index])
+  );
+}
+
+/**
+ * `child`, just spawned, once it runs; rejects with the reason when it could not be run, so that a failed spawn
+ * fails the start with it rather than surfacing later as a closed stream.
+ */
+function spawned(child: ChildProcess, command: SidecarCommand): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    child.once("spawn", () => resolve(child));
+    child.once("error", (error) => reject(new Error(`could not run ${command.command}: ${error.message}`)));
+  });
+}
+
 export class Sidecar implements vscode.Disposable {
   private client: LanguageClient | undefined;
   /** The process the current client spawned last (the library respawns it after a crash). */
@@ -76,7 +99,9 @@ export class Sidecar implements vscode.Disposable {
   private readonly crashes = new CrashPolicy();
   private readonly stderr = new LineRing();
   private disposed = false;
-  private interpreter: string | undefined;
+  private launch: SidecarCommand | undefined;
+  /** When the current client's process was spawned, until it answers `initialize` (for the log). */
+  private spawnedAt: number | undefined;
 
   constructor(private readonly ctx: Ctx) {
     ctx.pushExtCleanup(
@@ -122,9 +147,9 @@ export class Sidecar implements vscode.Disposable {
     }
   }
 
-  /** The Python the sidecar runs with (known once it has been found); `host_bridge attach` runs with it too. */
-  get python(): string | undefined {
-    return this.interpreter;
+  /** How the sidecar is run (known once its Python has been found); `host_bridge attach` runs the same way. */
+  get command(): SidecarCommand | undefined {
+    return this.launch;
   }
 
   /** The sidecar's process id while it runs. */
@@ -152,18 +177,31 @@ export class Sidecar implements vscode.Disposable {
     }
     this.ctx.setState({ kind: "starting" });
     this.stderr.drain();
-    let python: string;
+    // A platform package's sidecar starts at once with the interpreter it most likely gets, and imports while that
+    // interpreter is probed (each step waits for an extension host that is busy starting other extensions); it is
+    // kept when the probe chooses the same launch, else stopped.
+    const likely = await likelyLaunch(this.ctx).catch(() => undefined);
+    const early = likely === undefined ? undefined : this.spawnEarly(likely.command);
+    let chosen: SidecarLaunch;
     try {
-      python = await sidecarPython(this.ctx);
+      chosen = await sidecarCommand(this.ctx);
     } catch (error) {
+      early?.kill();
       this.fail(errorMessage(error));
       return;
     }
+    const adopted = early !== undefined && sameLaunch(chosen, likely) ? early : undefined;
+    if (early !== undefined && adopted === undefined) {
+      this.ctx.log.info("the sidecar started meanwhile is not the one chosen; stopping it");
+      early.kill();
+    }
     if (this.disposed) {
+      adopted?.kill();
       return;
     }
-    this.interpreter = python;
-    const client = this.createClient(python);
+    const command = chosen.command;
+    this.launch = command;
+    const client = this.createClient(command, adopted);
     this.client = client;
     this.everRunning = false;
     this.ctx.attach(client);
@@ -173,6 +211,12 @@ export class Sidecar implements vscode.Disposable {
           return;
         }
         if (newState === State.Running) {
+          if (this.spawnedAt !== undefined) {
+            this.ctx.log.info(
+              `the sidecar runs (initialize answered ${Date.now() - this.spawnedAt} ms after it was started)`,
+            );
+            this.spawnedAt = undefined;
+          }
           this.everRunning = true;
           this.ctx.setState({ kind: "running" });
         } else if (newState === State.Starting) {
@@ -190,7 +234,43 @@ export class Sidecar implements vscode.Disposable {
     }
   }
 
-  private createClient(python: string): LanguageClient {
+  /** Start `command serve` before its interpreter was checked; a failure shows when the client adopts it. */
+  private spawnEarly(command: SidecarCommand): ChildProcess | undefined {
+    try {
+      mkdirSync(this.ctx.extension.globalStorageUri.fsPath, { recursive: true });
+      const child = this.spawnProcess(command);
+      // Not adopted then (no pid): the usual start runs it again and reports why it cannot.
+      child.once("error", (error) =>
+        this.ctx.log.info(`could not start the sidecar before its interpreter was checked: ${error.message}`),
+      );
+      return child;
+    } catch (error) {
+      this.ctx.log.info(`could not start the sidecar before its interpreter was checked: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  /** Spawn `command serve` in the extension's storage folder. */
+  private spawnProcess(command: SidecarCommand): ChildProcess {
+    const args = [...command.args, "serve"];
+    this.ctx.log.info(`starting the sidecar: ${[command.command, ...args].join(" ")}`);
+    this.spawnedAt = Date.now();
+    return spawn(command.command, args, {
+      cwd: this.ctx.extension.globalStorageUri.fsPath,
+      // `-I` (a platform package) ignores these; its launcher sets UTF-8 stdio itself.
+      env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" },
+      stdio: "pipe",
+      windowsHide: true,
+    });
+  }
+
+  /** Spawn `command serve` in the extension's storage folder; rejects with the reason when it cannot run. */
+  private async spawnSidecar(command: SidecarCommand): Promise<ChildProcess> {
+    return spawned(this.spawnProcess(command), command);
+  }
+
+  /** The client of the sidecar run as `command`; its first process is `early` when that was started already. */
+  private createClient(command: SidecarCommand, early?: ChildProcess): LanguageClient {
     const options: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.ctx.log,
@@ -211,19 +291,18 @@ export class Sidecar implements vscode.Disposable {
       },
     };
     const storage = this.ctx.extension.globalStorageUri.fsPath;
+    let first = early;
+    // Called again for each restart after a crash: those spawn anew.
     const serverOptions = async () => {
-      await fs.mkdir(storage, { recursive: true });
-      const child = spawn(python, ["-m", "host_bridge", "serve"], {
-        cwd: storage,
-        env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" },
-        stdio: "pipe",
-        windowsHide: true,
-      });
-      // A failed spawn must fail the start with its reason, not surface later as a closed stream.
-      await new Promise<void>((resolve, reject) => {
-        child.once("spawn", resolve);
-        child.once("error", (error) => reject(new Error(`could not run ${python}: ${error.message}`)));
-      });
+      const started = first;
+      first = undefined;
+      let child: ChildProcess;
+      if (started?.pid !== undefined && started.exitCode === null && started.signalCode === null) {
+        child = started;
+      } else {
+        await fs.mkdir(storage, { recursive: true });
+        child = await this.spawnSidecar(command);
+      }
       this.child = child;
       return child;
     };

@@ -64,8 +64,9 @@ test("VS Code's own MCP lists the shared server, runs it through host-bridge att
   await wb.quickRow(LABEL).click();
   await wb.quickRow(/^Start Server$/).click();
 
-  // VS Code starts `host_bridge attach` with the sidecar's interpreter, the first folder and the sidecar's storage.
-  const attach = await waitFor("VS Code to run host_bridge attach", () => wb.processesRunning(`host_bridge attach ${FILES} `)[0]);
+  // VS Code starts `host_bridge attach` the way the sidecar runs (`python -m host_bridge attach`, or a platform
+  // package's `python -I -S …/run_sidecar.py attach`), with the first folder and the sidecar's storage.
+  const attach = await waitFor("VS Code to run host_bridge attach", () => wb.processesRunning(` attach ${FILES} --workspace `)[0]);
   expect(attach.command).toContain(`--workspace ${folders.alpha} --storage-dir ${wb.server.storageDir}`);
   expect(attach.command.startsWith(wb.sidecars()[0]?.command.split(" ")[0] ?? "?")).toBe(true);
   // VS Code shows its own log of the server, which says it got the tools; the gateway recorded VS Code's session.

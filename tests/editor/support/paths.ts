@@ -18,8 +18,11 @@ export const CODE_SERVER = path.join(CACHE, "cs", "node_modules", "code-server",
 /** Debian's Chromium. */
 export const CHROMIUM = process.env.HOST_BRIDGE_CHROMIUM ?? "/usr/bin/chromium";
 
-/** The interpreter with host_bridge installed (the repository's .venv); the extension uses it directly. */
-export const PYTHON = process.env.HOST_BRIDGE_PYTHON ?? path.join(REPO, ".venv", "bin", "python");
+/**
+ * The interpreter with host_bridge installed (the repository's .venv); the extension uses it directly. Made absolute
+ * and normal (`$PWD/../../.venv/bin/python` works too), as the sidecar shows executables.
+ */
+export const PYTHON = path.resolve(process.env.HOST_BRIDGE_PYTHON ?? path.join(REPO, ".venv", "bin", "python"));
 
 /** The pinned reference server-filesystem (tests/peers). */
 export const SERVER_FILESYSTEM = path.join(

@@ -214,9 +214,14 @@ export class Workbench {
     });
   }
 
-  /** The sidecar processes (`host_bridge serve`) this code-server runs now. */
+  /**
+   * The sidecar processes this code-server runs now: `python -m host_bridge serve`, or the platform package's
+   * `python -I -S …/python/run_sidecar.py serve`.
+   */
   sidecars(): ProcessInfo[] {
-    return descendants(this.server.pid).filter((info) => /\bhost_bridge\b.*\bserve\b/.test(info.command));
+    return descendants(this.server.pid).filter((info) =>
+      /(\bhost_bridge|\/python\/run_sidecar\.py) serve$/.test(info.command),
+    );
   }
 
   /** The processes this code-server runs whose command line contains `needle` (e.g. an MCP server's script). */

@@ -7,8 +7,11 @@ import { pathToFileURL } from "node:url";
 /** The repository root (this file is vscode-extension/test/integration/fixtures.ts). */
 export const REPO = path.resolve(__dirname, "../../..");
 
-/** The interpreter that has host_bridge and the MCP SDK: `HOST_BRIDGE_PYTHON`, else the repository's venv. */
-export const PYTHON = process.env.HOST_BRIDGE_PYTHON ?? path.resolve(__dirname, "../../../.venv/bin/python");
+/** The interpreter that has host_bridge and the MCP SDK: `HOST_BRIDGE_PYTHON` (made absolute and normal: the sidecar
+ * reports executables so), else the repository's venv. */
+export const PYTHON = path.resolve(
+  process.env.HOST_BRIDGE_PYTHON ?? path.resolve(__dirname, "../../../.venv/bin/python"),
+);
 
 /** A stdio server entry in the `.vscode/mcp.json` `servers` format. */
 export interface StdioEntry {

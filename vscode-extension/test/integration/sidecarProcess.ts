@@ -1,4 +1,4 @@
-// The real sidecar (`python -m host_bridge serve`) driven over stdio by vscode-jsonrpc, as the extension's
+// The real sidecar (`python -m host_bridge serve`, or a platform package's launcher) driven over stdio by vscode-jsonrpc, as the extension's
 // LanguageClient would drive it, recording everything it sends so tests can wait on it.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
@@ -9,6 +9,7 @@ import {
   StreamMessageWriter,
   createMessageConnection,
 } from "vscode-jsonrpc/node";
+import type { SidecarCommand } from "../../src/bootstrap";
 import * as protocol from "../../src/protocol";
 import { alive, childrenOf } from "./processes";
 import { type Wake, waitFor, withTimeout } from "./waitFor";
@@ -66,6 +67,10 @@ export class Received {
 export interface StartOptions {
   /** The interpreter that has host_bridge installed. */
   python: string;
+  /** How to run host_bridge instead of `python -m host_bridge` (a platform package's launcher). */
+  command?: SidecarCommand;
+  /** The sidecar's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
   /** Working directory of the sidecar. */
   cwd: string;
   /** Answers consent prompts. */
@@ -121,12 +126,13 @@ export class SidecarProcess {
     connection.listen();
   }
 
-  /** Starts `python -m host_bridge serve`; the caller sends `initialize`. */
+  /** Starts `python -m host_bridge serve` (or `options.command serve`); the caller sends `initialize`. */
   static start(options: StartOptions): SidecarProcess {
-    const child = spawn(options.python, ["-m", "host_bridge", "serve"], {
+    const command = options.command ?? { command: options.python, args: ["-m", "host_bridge"] };
+    const child = spawn(command.command, [...command.args, "serve"], {
       cwd: options.cwd,
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, PYTHONUNBUFFERED: "1" },
+      env: { ...(options.env ?? process.env), PYTHONUNBUFFERED: "1" },
     });
     const connection = createMessageConnection(
       new StreamMessageReader(child.stdout),

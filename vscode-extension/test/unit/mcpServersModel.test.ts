@@ -15,7 +15,7 @@ import {
 import type { ServerState, ServerStatus } from "../../src/protocol";
 
 const target: AttachTarget = {
-  python: "/home/me/.local/share/host-bridge/venv/bin/python",
+  sidecar: { command: "/home/me/.local/share/host-bridge/venv/bin/python", args: ["-m", "host_bridge"] },
   workspace: "/home/me/acme",
   storageDir: "/home/me/.config/Code/User/globalStorage/host-bridge.host-bridge",
 };
@@ -41,7 +41,7 @@ function workspaceServer(id: string, file: string, state: ServerState = "running
 describe("the definitions VS Code's MCP support gets", () => {
   it("runs host_bridge attach with the sidecar's interpreter, the first folder and the sidecar's storage directory", () => {
     const definition = attachDefinition(server("fs"), target);
-    expect(definition.command).toBe(target.python);
+    expect(definition.command).toBe(target.sidecar.command);
     expect(definition.args).toEqual([
       "-m",
       "host_bridge",
@@ -53,6 +53,24 @@ describe("the definitions VS Code's MCP support gets", () => {
       target.storageDir,
     ]);
     expect(definition.cwd).toBe("/home/me/acme");
+  });
+
+  it("runs attach through the platform package's launcher, isolated, as the sidecar runs", () => {
+    const launcher = "/home/me/.vscode/extensions/host-bridge.host-bridge-0.1.0-linux-x64/python/run_sidecar.py";
+    const sidecar = { command: "/usr/bin/python3", args: ["-I", "-S", launcher] };
+    const definition = attachDefinition(server("fs"), { ...target, sidecar });
+    expect([definition.command, ...definition.args]).toEqual([
+      "/usr/bin/python3",
+      "-I",
+      "-S",
+      launcher,
+      "attach",
+      "fs",
+      "--workspace",
+      "/home/me/acme",
+      "--storage-dir",
+      target.storageDir,
+    ]);
   });
 
   it("labels each server with its id and MCP Host Bridge", () => {
