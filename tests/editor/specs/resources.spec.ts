@@ -209,9 +209,11 @@ test("a relative link in a Markdown resource opens the resource it names, read f
 
   // Ctrl+click `structure.md` in `[Project Structure](structure.md)` as a person does: point at it, hold Ctrl
   // (the editor underlines the link), click. VS Code's Markdown support makes the link once it has read the
-  // document, so try again until a tab opens.
+  // document, so try again until a tab opens. Each try starts from the top-left of the document: a click that
+  // missed moves the cursor, and the editor may scroll the link sideways or under its sticky first line.
   const link = wb.editorLines.locator("span", { hasText: /^structure\.md$/ }).first();
   await expect(async () => {
+    await wb.page.keyboard.press("Control+Home");
     await link.hover();
     await wb.page.keyboard.down("Control");
     await wb.page.mouse.down();
