@@ -231,15 +231,21 @@ class _Detector:
         above_home = os.path.dirname(path) == path if self.home is None else _inside(self.home, path)
         return above_home and os.path.normcase(path) not in self.opened
 
-    def _visit_dir(self, scan: _Scan, task: _Task) -> None:
+    def _entries(self, scan: _Scan, path: str) -> list[os.DirEntry[str]] | None:
+        """The entries of ``path``; ``None`` when it is unreadable (reported), vanished or no longer a directory."""
         try:
-            with os.scandir(task.path) as iterator:
-                entries = list(iterator)
+            with os.scandir(path) as iterator:
+                return list(iterator)
         except PermissionError:
-            self._unreadable(scan, task.path)
-            return
+            self._unreadable(scan, path)
+            return None
         except OSError:
-            return  # vanished or not a directory any more
+            return None
+
+    def _visit_dir(self, scan: _Scan, task: _Task) -> None:
+        entries = self._entries(scan, task.path)
+        if entries is None:
+            return
         entries = self._spend(scan, entries)
         found: set[str] = set()
         subdirs: list[str] = []
@@ -284,13 +290,8 @@ class _Detector:
         if os.path.lexists(os.path.join(task.path, ".git")):
             scan.queue.append(_Task(task.path, task.depth, repo=True))
             return
-        try:
-            with os.scandir(task.path) as iterator:
-                entries = list(iterator)
-        except PermissionError:
-            self._unreadable(scan, task.path)
-            return
-        except OSError:
+        entries = self._entries(scan, task.path)
+        if entries is None:
             return
         repositories: list[str] = []
         dotgit = os.sep + ".git"
