@@ -52,8 +52,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
-from mcp.server.runner import serve_connection
-from mcp.shared.dispatcher import CallOptions
+from mcp.server.runner import ServerRunner, aclose_shielded
+from mcp.shared.dispatcher import CallOptions, DispatchContext, OnRequest, ProgressFnT
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
@@ -479,13 +479,16 @@ class AgentSession:
                 tasks.start_soon(deliver)
                 if control is not None:
                     tasks.start_soon(watch, control)
-                await serve_connection(
+                runner = ServerRunner(
                     gateway._sdk_server,  # pyright: ignore[reportPrivateUsage]
-                    dispatcher,
-                    connection=self.connection,
-                    lifespan_state=self,
+                    self.connection,
+                    self,
                     init_options=_initialization_options(self._server),
                 )
+                try:
+                    await dispatcher.run(self._requests(runner.on_request), runner.on_notify)
+                finally:
+                    await aclose_shielded(self.connection)
                 tasks.cancel_scope.cancel()
         except Exception as error:
             self.agent_closed = False
@@ -561,6 +564,20 @@ class AgentSession:
 
     # Requests from the agent.
 
+    def _requests(self, sdk: OnRequest) -> OnRequest:
+        """The agent's requests: passed to the server as they are when both sides speak the same revision, else
+        through the SDK server's handlers (:func:`_forwarding_server`)."""
+
+        async def on_request(
+            dctx: DispatchContext[Any], method: str, params: Mapping[str, Any] | None
+        ) -> dict[str, Any]:
+            if method in FORWARDED and self.same_revision():
+                # The server's result is already what the agent expects: no context, middleware or result copy.
+                return await self.call(method, params, dctx.progress)
+            return await sdk(dctx, method, params)
+
+        return on_request
+
     def same_revision(self) -> bool:
         """Whether results can pass as the server sent them: the agent finished ``initialize`` and negotiated the
         revision the server speaks."""
@@ -577,17 +594,16 @@ class AgentSession:
         connection = await self._connection()
         if method in INPUT_METHODS and connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._typed(connection.client, ctx)
-        return await self.call(method, params, ctx)
+        return await self.call(method, params, ctx.session.report_progress)
 
-    async def call(
-        self, method: str, params: Mapping[str, Any] | None, ctx: ServerRequestContext[Any, Any] | None
-    ) -> dict[str, Any]:
-        """Send ``method`` to the server as plain JSON (progress relayed to ``ctx``'s request) and return its result."""
+    async def call(self, method: str, params: Mapping[str, Any] | None, progress: ProgressFnT | None) -> dict[str, Any]:
+        """Send ``method`` to the server as plain JSON (its progress relayed to ``progress`` when the agent asked for
+        it) and return its result."""
         connection = await self._connection()
         out, token = outgoing_params(params)
         opts: CallOptions = {"timeout": self._gateway.settings.request_timeout}
-        if token is not None and ctx is not None:
-            opts["on_progress"] = ctx.session.report_progress
+        if token is not None and progress is not None:
+            opts["on_progress"] = progress
         return await self._tracked(method, lambda: raw_request(connection.client, method, out, opts))
 
     async def _typed(self, client: Client, ctx: ServerRequestContext[Any, Any]) -> BaseModel:
@@ -684,7 +700,7 @@ def _initialization_options(connection: ServerConnection) -> InitializationOptio
 
 
 def _forwarding_server() -> Server[AgentSession]:
-    """The SDK server every agent session runs: forwarding handlers, and a middleware for the same-revision path."""
+    """The SDK server every agent session runs: forwarding handlers, and a middleware that records who initialized."""
     server: Server[AgentSession] = Server("host-bridge-gateway")
 
     async def forward(ctx: ServerRequestContext[AgentSession, Any], params: BaseModel) -> HandlerResult:
@@ -717,17 +733,13 @@ def _forwarding_server() -> Server[AgentSession]:
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
 
-    async def same_revision_path(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        session: AgentSession = ctx.lifespan_context
-        if ctx.request_id is not None and ctx.method in FORWARDED and session.same_revision():
-            # Same handshake revision on both sides: the server's result is already what the agent expects.
-            return await session.call(ctx.method, ctx.params, ctx)
+    async def record_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         if ctx.method == "initialize":
-            session.initialized(ctx.params)
+            ctx.lifespan_context.initialized(ctx.params)
         return result
 
-    server.middleware = [same_revision_path]
+    server.middleware = [record_initialize]
     return server
 
 

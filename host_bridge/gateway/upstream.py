@@ -5,7 +5,7 @@ work for a proxy whose agent validates the same result again: for a listing of 1
 time. :func:`raw_request` goes one layer down, to the session's :class:`mcp.shared.dispatcher.Dispatcher` (the SDK's
 own JSON-RPC layer, which correlates ids, relays progress and sends ``notifications/cancelled`` when the caller is
 cancelled), after the session's per-request stamp (the 2026-07-28 ``_meta`` envelope, HTTP headers). Neither is
-public in ``mcp`` 2.3; ``tests/unit/test_gateway_upstream.py`` pins both, so an SDK change fails a test, not users.
+public in ``mcp`` 2.3; ``tests/unit/test_gateway.py`` pins both, so an SDK change fails a test, not users.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ server gets the parent-death signal on Linux, so that none outlives host_bridge 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
 import json
@@ -29,7 +30,7 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import anyio.abc
@@ -377,6 +378,7 @@ class LineWriter(anyio.abc.ObjectSendStream[SessionMessage]):
         self, stdin: anyio.abc.ByteSendStream, limits: AnswerLimits | None = None, *, on_broken: Callable[[], None]
     ) -> None:
         self._stdin = stdin
+        self._pipe = _asyncio_writer(stdin)
         self._limits = limits
         self._on_broken = on_broken
         self._closed = False
@@ -387,14 +389,23 @@ class LineWriter(anyio.abc.ObjectSendStream[SessionMessage]):
             raise anyio.ClosedResourceError
         if self._limits is not None:
             self._limits.sent(item.message)
-        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        data = (item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8", "replace")
+        pipe = self._pipe
+        if pipe is not None and not pipe.transport.is_closing() and pipe.transport.get_write_buffer_size() == 0:
+            pipe.write(data)
+            if not pipe.transport.is_closing():
+                return
+            self._broken()
         try:
-            await self._stdin.send((text + "\n").encode("utf-8", "replace"))
+            await self._stdin.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server may still be alive: end the read side so no request waits for an answer forever.
-            self._closed = True
-            self._on_broken()
-            raise anyio.BrokenResourceError from None
+            self._broken()
+
+    def _broken(self) -> NoReturn:
+        # The server may still be alive: end the read side so no request waits for an answer forever.
+        self._closed = True
+        self._on_broken()
+        raise anyio.BrokenResourceError from None
 
     def close(self) -> None:
         """Refuse further messages."""
@@ -403,6 +414,17 @@ class LineWriter(anyio.abc.ObjectSendStream[SessionMessage]):
     async def aclose(self) -> None:
         """Refuse further messages; stdin itself is closed by the transport."""
         self.close()
+
+
+def _asyncio_writer(stdin: anyio.abc.ByteSendStream) -> asyncio.StreamWriter | None:
+    """The asyncio writer under anyio's wrapper of a process's stdin (``None`` for any other stream).
+
+    Writing to it directly while its buffer is empty costs no pass of the event loop; anyio's ``send`` makes two (a
+    cancellation check before and a checkpoint after), on the path of every request a server is sent. The wrapper's
+    attribute is not public in anyio; ``tests/unit/hub/test_stdio_transport.py`` pins it.
+    """
+    writer = getattr(stdin, "_stream", None)
+    return writer if isinstance(writer, asyncio.StreamWriter) else None
 
 
 def server_environment(env: Mapping[str, str] | None) -> dict[str, str]:

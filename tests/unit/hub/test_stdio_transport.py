@@ -229,8 +229,10 @@ def test_a_servers_whole_stop_sequence_fits_in_the_sidecars_stop_budget() -> Non
 
 
 def test_a_lone_surrogate_escape_is_valid_json_and_reaches_the_session_as_a_lone_surrogate() -> None:
-    for line in (b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "a\\ud800b"}}',
-                 '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é\\udc00"}}'.encode()):
+    for line in (
+        b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "a\\ud800b"}}',
+        '{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é\\udc00"}}'.encode(),
+    ):
         (message,) = [parse_line(line)]
         assert not isinstance(message, Exception), message
         assert isinstance(message.message, types.JSONRPCNotification) and message.message.params is not None
@@ -240,3 +242,32 @@ def test_a_lone_surrogate_escape_is_valid_json_and_reaches_the_session_as_a_lone
 def test_a_line_with_an_escape_that_is_still_not_json_is_a_parse_error() -> None:
     assert isinstance(parse_line(b'{"data": "\\ud800", NaN}'), ValueError)
     assert isinstance(parse_line(b'{"jsonrpc": "2.0", "id": NaN, "result": {}, "x": "\\ud800"}'), ValueError)
+
+
+async def test_messages_to_a_real_process_arrive_whole_and_in_order_when_one_is_larger_than_the_pipe() -> None:
+    # The writer writes at once while the pipe's buffer is empty and waits for it to drain otherwise: a message bigger
+    # than the pipe leaves the rest buffered, and the next ones must queue behind it, not overtake it.
+    big = "x" * (1 << 20)
+    messages = [notification(tag).decode() for tag in ("first", big, "third", "fourth")]
+    process = await anyio.open_process(["cat"])
+    async with process:
+        assert process.stdin is not None and process.stdout is not None
+        assert stdio_transport._asyncio_writer(process.stdin) is not None  # pyright: ignore[reportPrivateUsage]
+        writer = LineWriter(process.stdin, on_broken=lambda: None)
+        reader = LineReader(process.stdout, LineSplitter(4 << 20))
+        received: list[SessionMessage | Exception] = []
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+
+                async def read() -> None:
+                    while len(received) < len(messages):
+                        item = await reader.receive()
+                        # After a long line the reader adds an answer to no request (the SDK's cue to let go of it).
+                        if not (isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse)):
+                            received.append(item)
+
+                tasks.start_soon(read)
+                for text in messages:
+                    await writer.send(SessionMessage(types.jsonrpc_message_adapter.validate_json(text)))
+        await process.stdin.aclose()
+    assert tags(received) == ["first", big, "third", "fourth"]
