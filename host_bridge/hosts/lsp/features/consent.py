@@ -325,17 +325,9 @@ class ConsentFeature(Feature):
         details = f"{launch_summary(ref)}.{also}"
         if len(roots) == 1:
             candidate, path = roots[0]
-            title = await self._show(
-                connection.id,
-                "consent prompt",
-                f"{intro} the folder {_folder(candidate, path)}? {details}",
-                [ALLOW, ALLOW_SESSION, DENY],
-                "hostBridge/setConsent shares a folder",
-            )
-            decision = _ACTION_DECISIONS.get(title or "")
-            if decision is None:
-                return None
-            return AskConsentResult(decisions=(RootDecision(uri=candidate.uri, decision=decision),))  # pyright: ignore[reportArgumentType]
+            text = f"{intro} the folder {_folder(candidate, path)}? {details}"
+            answer = await self._ask_folder(connection, candidate, text)
+            return None if answer is None else AskConsentResult(decisions=(answer,))
         listing = " ".join(f"({n}) {_folder(c, p)}" for n, (c, p) in enumerate(roots, 1))
         actions = _all_actions(len(roots))
         title = await self._show(
@@ -358,17 +350,20 @@ class ConsentFeature(Feature):
     async def _one_by_one(self, connection: ServerConnection, roots: _Asked, intro: str) -> AskConsentResult | None:
         decisions: list[RootDecision] = []
         for number, (candidate, path) in enumerate(roots, 1):
-            title = await self._show(
-                connection.id,
-                "consent prompt",
-                f"{intro} the folder {_folder(candidate, path)}? (folder {number} of {len(roots)})",
-                [ALLOW, ALLOW_SESSION, DENY],
-                "hostBridge/setConsent shares a folder",
-            )
-            decision = _ACTION_DECISIONS.get(title or "")
-            if decision is not None:
-                decisions.append(RootDecision(uri=candidate.uri, decision=decision))  # pyright: ignore[reportArgumentType]
+            text = f"{intro} the folder {_folder(candidate, path)}? (folder {number} of {len(roots)})"
+            if (answer := await self._ask_folder(connection, candidate, text)) is not None:
+                decisions.append(answer)
         return AskConsentResult(decisions=tuple(decisions)) if decisions else None
+
+    async def _ask_folder(self, connection: ServerConnection, candidate: Candidate, text: str) -> RootDecision | None:
+        """One folder's message prompt; the decision, or ``None`` when the user dismissed it."""
+        title = await self._show(
+            connection.id, "consent prompt", text, [ALLOW, ALLOW_SESSION, DENY], "hostBridge/setConsent shares a folder"
+        )
+        decision = _ACTION_DECISIONS.get(title or "")
+        if decision is None:
+            return None
+        return RootDecision(uri=candidate.uri, decision=decision)  # pyright: ignore[reportArgumentType]
 
     @staticmethod
     def _visible_text(seen: tuple[VisibleThrough, ...]) -> str:
