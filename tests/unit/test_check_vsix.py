@@ -8,6 +8,7 @@ import base64
 import hashlib
 import io
 import json
+import py_compile
 import sys
 import zipfile
 from dataclasses import dataclass, field
@@ -272,7 +273,6 @@ def test_the_launcher_is_the_one_in_scripts(tmp_path: Path) -> None:
         "extension/src/extension.ts",
         "extension/dist/extension.js.map",
         "extension/python/host_bridge/__init__.py",
-        f"{LIB}/common/purelib/__pycache__/__init__.cpython-311.pyc",
         f"{LIB}/cp311/oldpy.cpython-311.pyc",
         f"{LIB}/common/bin/host-bridge",
         f"{LIB}/common/purelib-1.0.dist-info/direct_url.json",
@@ -284,6 +284,56 @@ def test_the_launcher_is_the_one_in_scripts(tmp_path: Path) -> None:
 def test_files_outside_the_bundle_are_refused(tmp_path: Path, name: str) -> None:
     problems = check_vsix.check(build(tmp_path / "p.vsix", extra={name: b""})).problems
     assert f"must not contain {name}" in problems
+
+
+THIS = f"3.{sys.version_info[1]}"
+"""The CPython running the tests, as bundle.json names the one the libraries are compiled for."""
+CACHE_TAG = sys.implementation.cache_tag
+PURELIB_PYC = f"{LIB}/common/purelib/__pycache__/__init__.{CACHE_TAG}.pyc"
+
+
+def pyc(tmp_path: Path, source: bytes, mode: py_compile.PycInvalidationMode) -> bytes:
+    """``source`` compiled by this CPython as bundle_python.py compiles the libraries (or with another ``mode``)."""
+    module, compiled = tmp_path / "module.py", tmp_path / "module.pyc"
+    module.write_bytes(source)
+    py_compile.compile(str(module), str(compiled), doraise=True, invalidation_mode=mode)
+    return compiled.read_bytes()
+
+
+def test_checked_hash_pycs_of_the_python_the_libraries_are_compiled_for_pass(tmp_path: Path) -> None:
+    compiled = {PURELIB_PYC: pyc(tmp_path, b"# pure\n", py_compile.PycInvalidationMode.CHECKED_HASH)}
+    problems = check_vsix.check(build(tmp_path / "p.vsix", bundle={"compiled": [THIS]}, extra=compiled)).problems
+    assert problems == []
+
+
+def test_a_pyc_of_another_python_than_the_compiled_one_is_refused(tmp_path: Path) -> None:
+    other = f"{LIB}/common/purelib/__pycache__/__init__.cpython-399.pyc"
+    problems = check_vsix.check(build(tmp_path / "p.vsix", bundle={"compiled": [THIS]}, extra={other: b""})).problems
+    assert problems == [
+        f"lib/common/purelib/__pycache__/__init__.cpython-399.pyc: bundle.json says the libraries are compiled for "
+        f"CPython {[THIS]!r}, not this one"
+    ]
+
+
+def test_a_pyc_that_unpacking_makes_stale_is_refused(tmp_path: Path) -> None:
+    compiled = {PURELIB_PYC: pyc(tmp_path, b"# pure\n", py_compile.PycInvalidationMode.TIMESTAMP)}
+    problems = check_vsix.check(build(tmp_path / "p.vsix", bundle={"compiled": [THIS]}, extra=compiled)).problems
+    assert problems == [
+        f"{PURELIB_PYC.removeprefix('extension/python/')} is not a checked-hash .pyc (flags 0): unpacking would "
+        "make it stale"
+    ]
+
+
+def test_a_pyc_of_another_text_or_of_no_module_is_refused(tmp_path: Path) -> None:
+    stale = {PURELIB_PYC: pyc(tmp_path, b"# older\n", py_compile.PycInvalidationMode.CHECKED_HASH)}
+    problems = check_vsix.check(build(tmp_path / "p.vsix", bundle={"compiled": [THIS]}, extra=stale)).problems
+    assert problems == [
+        f"{PURELIB_PYC.removeprefix('extension/python/')} was not compiled from lib/common/purelib/__init__.py as "
+        "the package holds it"
+    ]
+    orphan = {f"{LIB}/common/purelib/__pycache__/gone.{CACHE_TAG}.pyc": stale[PURELIB_PYC]}
+    problems = check_vsix.check(build(tmp_path / "q.vsix", bundle={"compiled": [THIS]}, extra=orphan)).problems
+    assert problems == [f"lib/common/purelib/__pycache__/gone.{CACHE_TAG}.pyc has no module lib/common/purelib/gone.py"]
 
 
 def test_the_universal_package_carries_the_sidecar_wheel_and_pip_only(tmp_path: Path) -> None:

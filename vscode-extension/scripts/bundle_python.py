@@ -13,7 +13,12 @@ CPython 3.11–3.14 on that platform, so that the first start installs nothing:
   byte alike (pure Python, ``abi3`` extensions), once; what is left in ``lib/cp3XY`` is that Python's own;
 - ``run_sidecar.py``: the launcher, ``python -I -S run_sidecar.py serve``, which puts ``lib/common`` and
   ``lib/cp3XY`` on ``sys.path``, with nothing else but the standard library (see that file);
-- ``bundle.json``: the target, the Python versions ``lib/`` is complete for, and the launcher.
+- ``__pycache__`` next to the modules of ``lib/common`` and ``lib/cp3XY`` for the CPython that runs this script
+  (when it is one of 3.11–3.14): hash-based ``.pyc`` files (``checked-hash``: valid whatever the files' times
+  after unpacking), so that a first start with that Python imports without compiling (a second of a first start);
+  other Pythons compile on their first start and keep what they compiled next to the modules;
+- ``bundle.json``: the target, the Python versions ``lib/`` is complete for, the one it is compiled for, and the
+  launcher.
 
 For ``universal`` it writes what the extension installs into a private virtual environment at first start, with
 the dependencies from the package index:
@@ -33,9 +38,11 @@ first fill). A build whose wheels are all in that cache does not touch the netwo
 from __future__ import annotations
 
 import argparse
+import compileall
 import hashlib
 import json
 import os
+import py_compile
 import re
 import shutil
 import subprocess
@@ -262,6 +269,28 @@ def share_identical(installs: dict[str, Path], lib: Path) -> list[str]:
     return shared
 
 
+def compile_for_this_python(lib: Path) -> str | None:
+    """Compile what this CPython imports from ``lib`` (``common`` and its own folder) into ``__pycache__`` as
+    ``checked-hash`` ``.pyc`` files; return its version (``3.11``), or None when the package has no libraries for it.
+
+    The ``.pyc`` record paths relative to the package (``lib/common/…``), not this machine's (Python replaces them
+    with the real path when it loads one). A module this Python cannot compile (code for a newer one) is skipped.
+    """
+    python = (sys.version_info[0], sys.version_info[1])
+    if sys.implementation.name != "cpython" or python not in PYTHONS:
+        return None
+    for folder in (lib / COMMON, lib / python_tag(python)):
+        if folder.is_dir():
+            compileall.compile_dir(
+                folder,
+                ddir=f"{lib.name}/{folder.name}",
+                quiet=2,
+                workers=1,
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+            )
+    return python_label(python)
+
+
 def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -334,14 +363,20 @@ def main(argv: list[str]) -> int:
     shutil.rmtree(staging)
     shutil.copyfile(HERE / LAUNCHER, out / LAUNCHER)
     pythons = [python_label(python) for python in PYTHONS]
-    manifest = {"target": args.target, "pythons": pythons, "launcher": LAUNCHER}
-    (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     lib = out / "lib"
+    compiled = compile_for_this_python(lib)
+    manifest = {
+        "target": args.target,
+        "pythons": pythons,
+        "compiled": [compiled] if compiled else [],
+        "launcher": LAUNCHER,
+    }
+    (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     each = ", ".join(f"{folder.name} {folder_size(folder) / 1e6:.1f} MB" for folder in sorted(lib.iterdir()))
     print(
         f"bundled {sidecar.name} for {args.target}, laid out for CPython {pythons[0]}–{pythons[-1]}: "
         f"{len(shared)} top-level entries shared; {each}; {folder_size(out) / 1e6:.1f} MB in all "
-        f"({unshared / 1e6:.1f} MB unshared)"
+        f"({unshared / 1e6:.1f} MB unshared); compiled for CPython {compiled or 'none'}"
     )
     return 0
 

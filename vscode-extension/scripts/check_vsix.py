@@ -7,9 +7,11 @@ to import (bundle_python.py): ``python/lib/common`` and ``python/lib/cp3XY`` for
 launcher ``python/run_sidecar.py``. For each CPython, what it imports (``common`` and its own folder) must hold a
 distribution of every runtime dependency, resolved with that platform's markers and wheel tags (wheelhouse.py),
 each file as its ``RECORD`` says (size and hash) and every file owned by one; nothing may be there that no
-supported CPython imports, nor compiled modules, scripts or build paths (``__pycache__``, ``bin/``,
-``direct_url.json``). The universal package carries only the sidecar's wheel, its pins and pip: it installs the
-dependencies from the package index at first start.
+supported CPython imports, nor scripts or build paths (``bin/``, ``direct_url.json``). The only compiled modules
+are the ``__pycache__`` of the one CPython ``bundle.json`` says the libraries are compiled for: ``checked-hash``
+``.pyc`` files, each next to its module (and, when this script runs on that CPython, compiled from it). The
+universal package carries only the sidecar's wheel, its pins and pip: it installs the dependencies from the
+package index at first start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import importlib.util
 import io
 import json
 import re
@@ -72,8 +75,13 @@ PLATFORM_ALLOWED = tuple(
     for pattern in (
         r"extension/python/run_sidecar\.py",
         r"extension/python/lib/(common|cp3\d+)/(?!bin/)(?!.*(/__pycache__/|\.pyc$|\.dist-info/direct_url\.json$)).+",
+        r"extension/python/lib/(common|cp3\d+)/(?!bin/)(.+/)?__pycache__/[^/]+\.cpython-3\d+\.pyc",
     )
 )
+#: ``…/__pycache__/name.cpython-312.pyc`` → the module's folder, its name and the CPython's tag.
+PYC = re.compile(r"(?P<folder>(.+/)?)__pycache__/(?P<name>[^/]+)\.(?P<tag>cpython-3\d+)\.pyc")
+#: The flags of a ``checked-hash`` ``.pyc`` (PEP 552): hash-based, checked against the source.
+CHECKED_HASH = 0b11
 SIDECAR_MODULES = (
     "host_bridge/__main__.py",
     "host_bridge/hosts/cli.py",
@@ -185,6 +193,34 @@ def _digest(vsix: zipfile.ZipFile, name: str) -> tuple[str, int]:
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode(), len(data)
 
 
+def _check_pyc(vsix: zipfile.ZipFile, bundle: dict[str, object], name: str, found: list[str]) -> None:
+    """A ``.pyc`` under ``lib/`` is for the CPython the libraries are compiled for, next to its module, checked
+    against that module's hash (so unpacking, which gives every file a new time, does not make it stale), and when
+    this script runs on that CPython, compiled from that module as it is in the package."""
+    match = PYC.fullmatch(name)
+    assert match is not None
+    compiled = bundle.get("compiled")
+    tags = [f"cpython-{version.replace('.', '')}" for version in compiled] if isinstance(compiled, list) else []
+    shown = name[len(PYTHON) :]
+    if match["tag"] not in tags:
+        found.append(f"{shown}: bundle.json says the libraries are compiled for CPython {compiled!r}, not this one")
+        return
+    source = f"{match['folder']}{match['name']}.py"
+    try:
+        text = vsix.read(source)
+    except KeyError:
+        found.append(f"{shown} has no module {source[len(PYTHON) :]}")
+        return
+    data = vsix.read(name)
+    flags = int.from_bytes(data[4:8], "little")
+    if flags != CHECKED_HASH:
+        found.append(f"{shown} is not a checked-hash .pyc (flags {flags}): unpacking would make it stale")
+    elif sys.implementation.cache_tag == match["tag"] and (
+        data[:4] != importlib.util.MAGIC_NUMBER or data[8:16] != importlib.util.source_hash(text)
+    ):
+        found.append(f"{shown} was not compiled from {source[len(PYTHON) :]} as the package holds it")
+
+
 def _check_laid_out(
     vsix: zipfile.ZipFile, target_name: str, bundle: dict[str, object], names: list[str], found: list[str]
 ) -> str:
@@ -208,7 +244,10 @@ def _check_laid_out(
     for name in names:
         if name.startswith(LIB):
             folder, _, rest = name[len(LIB) :].partition("/")
-            files.setdefault(folder, []).append(rest)
+            if PYC.fullmatch(rest):
+                _check_pyc(vsix, bundle, name, found)
+            else:
+                files.setdefault(folder, []).append(rest)
     # A Python whose every library is shared has no folder of its own; what each Python lacks is named below.
     found += [f"lib/{folder}/ is for no supported CPython" for folder in sorted(files.keys() - {COMMON, *tags})]
     distributions: dict[str, list[Distribution]] = {}

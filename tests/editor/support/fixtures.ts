@@ -1,6 +1,6 @@
 // Playwright fixtures: a fresh two-folder workspace per test, and `openEditor`, which starts a throwaway
 // code-server with the packaged extension and the given user settings and opens the workspace in the page.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test as base } from "@playwright/test";
 import { CodeServer } from "./codeServer";
@@ -133,6 +133,11 @@ export const test = base.extend<{
       // Kept in test-results/<test>/ for every test, and listed in the report when one fails.
       const prefix =
         servers.length > 1 ? `${path.basename(server.userDataDir)}-` : "";
+      // Every log code-server and its extension hosts wrote, as they are, for a look at what took the time.
+      const logs = path.join(server.userDataDir, "logs");
+      if (existsSync(logs)) {
+        cpSync(logs, testInfo.outputPath(`${prefix}logs`), { recursive: true });
+      }
       for (const [name, body] of [
         ["extension.log", server.extensionLog()],
         ["code-server.log", server.printed],
