@@ -2,8 +2,11 @@
 // filled page by page as the sidecar answers, and kept up to date while it is open: a server that comes up is
 // listed when it runs, one that says its list changed is listed again, one that stops is emptied, and a server
 // without resources says why in a row of its own (starting, awaiting trust, failed, none offered). Opened while
-// the host bridge itself starts, it lists everything once it runs. What it shows and which row stays
-// highlighted come from resourcePickerModel.ts and resourceModel.ts.
+// the host bridge itself starts, it lists everything once it runs. The sidecar keeps every server's list, so a
+// listing takes two answers (a first page of 100, then the rest); the picker shows with its first rows, and never
+// hands the window more than MAX_SHOWN resources and templates: a longer list shows each server's share, and is
+// filtered here as the user types. What it shows and which row stays highlighted come from resourcePickerModel.ts,
+// resourceModel.ts and quickFilter.ts.
 import * as vscode from "vscode";
 import { SidecarError, type Ctx } from "./ctx";
 import * as protocol from "./protocol";
@@ -12,19 +15,23 @@ import {
   ListingCache,
   type PickerAnswer,
   FIRST_ROWS,
+  type Listed,
   type ListingEnd,
+  MAX_SHOWN,
   REPEATED_PAGE_WARNING,
   type RowItem,
   RowItems,
   Throttle,
   comingUp,
+  filterRows,
   itemToHighlight,
   listAllPages,
-  listingFingerprint,
   pickerPlaceholder,
   renderInterval,
+  sameListing,
   serverNotice,
   sidecarNotice,
+  windowRows,
 } from "./resourcePickerModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage } from "./text";
@@ -54,8 +61,8 @@ export class PickerMemory {
   }
 }
 
-/** One server's items as a listing brings them. */
-interface Listed {
+/** One server's items as the listing of everything brings them. */
+interface Arriving {
   readonly resources: protocol.ResourceItem[];
   readonly templates: protocol.TemplateItem[];
 }
@@ -74,7 +81,7 @@ export class ResourcePicker {
    */
   private readonly refreshing = new Set<string>();
   /** What the listing of everything brought so far, per server (kept as the servers' last listing at its end). */
-  private readonly fresh = new Map<string, Listed>();
+  private readonly fresh = new Map<string, Arriving>();
   private readonly renders = new Throttle(
     () => this.render(),
     () => renderInterval(this.catalog.size),
@@ -99,7 +106,16 @@ export class ResourcePicker {
   private shownEntries = 0;
   /** Whether the user typed a filter: rows then name their server (the separators are gone). */
   private filtering = false;
+  /** The filter as typed. */
+  private filter = "";
+  /**
+   * Whether the last redraw showed part of a list too long to show whole ({@link MAX_SHOWN}): then the list is
+   * filtered here, and redrawn as the filter changes.
+   */
+  private windowed = false;
   private readonly listeners: vscode.Disposable[] = [];
+  /** Settles once the listing of everything drew its first page, or ended. */
+  private firstPage: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly ctx: Ctx,
@@ -124,7 +140,7 @@ export class ResourcePicker {
     return new ResourcePicker(ctx, memory, moreNotices).run(title);
   }
 
-  private run(title: string): Promise<PickerAnswer | undefined> {
+  private async run(title: string): Promise<PickerAnswer | undefined> {
     this.listeners.push(
       this.ctx.onResourcesChanged(({ server }) => this.relistReporting(server)),
       this.ctx.onServerChanged((status) => this.serverChanged(status)),
@@ -135,10 +151,14 @@ export class ResourcePicker {
         }
       }),
     );
-    // The first rows are set before the picker shows, so that they come with it.
+    // The first rows are set before the picker shows, so that they come with it: kept ones, or the first page (the
+    // sidecar answers it from memory) when it comes within FIRST_PAGE_WAIT_MS.
     if (this.ctx.sidecarState.kind === "running") {
       this.loadAll();
       this.refreshStatus();
+      if (this.catalog.size === 0) {
+        await settledWithin(this.firstPage, FIRST_PAGE_WAIT_MS);
+      }
     } else {
       this.render();
     }
@@ -188,11 +208,15 @@ export class ResourcePicker {
     if (row.kind === "notice") {
       return { kind: "showStatus" };
     }
+    if (row.kind === "more") {
+      return KEEP_OPEN;
+    }
     return row;
   }
 
   private filterChanged(value: string): void {
-    if ((value !== "") !== this.filtering) {
+    this.filter = value;
+    if ((value !== "") !== this.filtering || this.windowed) {
       this.filtering = value !== "";
       this.renders.now();
     }
@@ -211,8 +235,7 @@ export class ResourcePicker {
   private render(limit?: number): void {
     this.updateNotices();
     const active = this.pick.activeItems[0];
-    const rows = limit === undefined ? this.catalog.rows() : this.catalog.rows().slice(0, limit);
-    const shown = rows.map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
+    const shown = this.shownItems(limit);
     this.pick.items = shown;
     const highlight = itemToHighlight(shown, active, this.pick.value);
     if (highlight !== undefined) {
@@ -225,6 +248,31 @@ export class ResourcePicker {
       this.catalog.size,
       this.catalog.warnings.length,
       this.catalog.noticeCount,
+    );
+  }
+
+  /**
+   * The items to show: every row's, or (the first `limit`, or) for a catalog of more than {@link MAX_SHOWN}
+   * resources and templates, the window's share of them ({@link windowRows}), or its matches of the filter
+   * ({@link filterRows}).
+   */
+  private shownItems(limit: number | undefined): RowItem[] {
+    const named = this.filtering ? this.labelOf : undefined;
+    const rows = this.catalog.rows();
+    this.windowed = limit === undefined && this.catalog.size > MAX_SHOWN;
+    if (!this.windowed) {
+      return (limit === undefined ? rows : rows.slice(0, limit)).map((row) => this.items.itemFor(row, named));
+    }
+    if (!this.filtering) {
+      return windowRows(rows, MAX_SHOWN, this.labelOf).map((row) => this.items.itemFor(row));
+    }
+    const items = rows.map((row) => this.items.itemFor(row, named));
+    return filterRows(
+      items,
+      this.filter,
+      MAX_SHOWN,
+      (hidden) => this.items.itemFor({ kind: "more", hidden }),
+      (item) => this.items.prepared(item),
     );
   }
 
@@ -284,6 +332,10 @@ export class ResourcePicker {
     const source = new vscode.CancellationTokenSource();
     this.loadSource = source;
     this.loading = true;
+    let firstPageDrawn = (): void => undefined;
+    this.firstPage = new Promise((resolve) => {
+      firstPageDrawn = resolve;
+    });
     this.showKept();
     let failed = false;
     const failure = (what: string) => {
@@ -297,13 +349,17 @@ export class ResourcePicker {
     let templates: Promise<void> | undefined;
     const listTemplates = (): Promise<void> =>
       (templates ??= this.loadTemplates(source.token).catch(failure("Listing MCP resource templates failed")));
-    void this.loadResources(source.token, () => void listTemplates())
+    void this.loadResources(source.token, () => {
+      firstPageDrawn();
+      void listTemplates();
+    })
       .then((complete) => {
         // A listing cut short (a server left out, a repeated page) is shown but not kept.
         failed ||= !complete;
       }, failure("Listing MCP resources failed"))
       .then(listTemplates)
       .then(() => {
+        firstPageDrawn();
         if (!source.token.isCancellationRequested) {
           this.loaded(failed);
         }
@@ -343,24 +399,45 @@ export class ResourcePicker {
         continue;
       }
       const fresh = this.fresh.get(server.id) ?? { resources: [], templates: [] };
-      const fingerprint = listingFingerprint(fresh.resources, fresh.templates);
-      if (this.refreshing.has(server.id) && this.memory.cache.get(server)?.fingerprint !== fingerprint) {
+      const kept = this.memory.cache.get(server);
+      if (this.refreshing.has(server.id) && (kept === undefined || !sameListing(kept, fresh))) {
         this.catalog.replaceServer(server.id, fresh.resources, fresh.templates);
       }
-      this.keep(server, fingerprint);
+      this.keep(server, fresh);
     }
     this.refreshing.clear();
     this.fresh.clear();
     this.renders.now();
+    this.prepareFilter();
   }
 
-  /** Keep the rows `server` shows now as its last listing, made of the items `fingerprint` stands for. */
-  private keep(server: protocol.ServerStatus, fingerprint: string): void {
+  /**
+   * A list shown in part is filtered here as the user types: make its items and their texts for the filter now,
+   * while the user reads the list, rather than at the first key.
+   */
+  private prepareFilter(): void {
+    if (!this.windowed || this.filtering) {
+      return;
+    }
+    setTimeout(() => {
+      if (this.closed) {
+        return;
+      }
+      for (const row of this.catalog.rows()) {
+        if (row.kind === "resource" || row.kind === "template") {
+          this.items.prepared(this.items.itemFor(row, this.labelOf));
+        }
+      }
+    }, 0);
+  }
+
+  /** Keep the rows `server` shows now as its last listing, made of the items `listed` (equal to them). */
+  private keep(server: protocol.ServerStatus, listed: Listed): void {
     const group = this.catalog.sortedGroup(server.id) ?? { resources: [], templates: [] };
-    this.memory.cache.set(server, { group, fingerprint });
+    this.memory.cache.set(server, { group, resources: listed.resources, templates: listed.templates });
   }
 
-  private freshOf(server: string): Listed {
+  private freshOf(server: string): Arriving {
     let listed = this.fresh.get(server);
     if (listed === undefined) {
       listed = { resources: [], templates: [] };
@@ -473,7 +550,7 @@ export class ResourcePicker {
         this.catalog.replaceServer(server, resources, templates.items);
         const status = this.ctx.servers.get(server);
         if (status !== undefined && complete && end === "done") {
-          this.keep(status, listingFingerprint(resources, templates.items));
+          this.keep(status, { resources, templates: templates.items });
         } else {
           this.memory.cache.forget(server);
         }
@@ -561,3 +638,25 @@ export class ResourcePicker {
     this.renders.cancel();
   }
 }
+
+/**
+ * How long the picker waits for the first page of resources before it shows without them (when it has none kept):
+ * the sidecar answers that page from memory within a few milliseconds, and rows that come with the picker reach
+ * the window in one message instead of two.
+ */
+const FIRST_PAGE_WAIT_MS = 50;
+
+/** Wait until `promise` settles, but at most `ms` milliseconds. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(noop, noop), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}
