@@ -167,9 +167,36 @@ async def test_a_change_of_the_folders_shared_with_a_server_makes_the_next_listi
         # … but a listing that begins now never gets the list from before: it asks the server.
         assert len(await h.hub.broker.list_all("res")) == 25
         assert recorded(record, "list") == [*WALK, *WALK]
-        # A listing begun before the change goes on with the list it began.
+        # A listing begun before the change hands out nothing more of the list from before.
         rest = await h.hub.broker.list_resources("res", begun.next_cursor, limit=1000)
-        assert [item.uri for item in begun.items + rest.items] == uris(25) and rest.warnings == ()
+        assert rest.items == () and rest.next_cursor is None
+        assert rest.warnings == ("MCP server 'res' changed its list of resources while it was listed; list it again",)
+
+
+async def test_a_listing_under_way_hands_out_nothing_more_once_a_shared_folder_is_revoked(tmp_path: Path) -> None:
+    record = tmp_path / "res.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    servers = configs({"res": server(record, "--list-changed")})
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)]) as h:
+        await h.wait_running("res")
+        h.allow("res", folder)
+        await h.recorder.wait_for(lambda: bool(h.recorder.statuses) and bool(h.recorder.statuses[-1].shared_roots))
+        begun = await h.hub.broker.list_resources("res", limit=5)
+        aggregated = await h.hub.broker.list_resources(limit=5)
+        assert len(begun.items) == len(aggregated.items) == 5
+
+        h.forget("res", folder)
+        await h.recorder.wait_for(lambda: not h.recorder.statuses[-1].shared_roots)
+
+        rest = await h.hub.broker.list_resources("res", begun.next_cursor, limit=1000)
+        assert rest.items == () and rest.next_cursor is None
+        rest_of_all = await h.hub.broker.list_resources(cursor=aggregated.next_cursor, limit=1000)
+        assert rest_of_all.items == () and rest_of_all.next_cursor is None
+        assert rest_of_all.warnings == rest.warnings != ()
+        listed_before = len(recorded(record, "list"))
+        assert [item.uri for item in await h.hub.broker.list_all("res")] == uris(25)
+        assert len(recorded(record, "list")) > listed_before, "the list from before the revocation was handed out"
 
 
 @pytest.mark.requirement("H5")

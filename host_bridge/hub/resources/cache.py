@@ -13,10 +13,12 @@ When a server's list is fetched, and what is kept:
 - ``notifications/resources/list_changed`` (or a lost subscription stream, which may have missed one): a new
   snapshot, which every listing that begins afterwards reads from its first page on (never the list from before);
   while a fetch is under way, once it ends (and the editor is told again if that one differs);
-- a change of the folders shared with the server, or of the roots it was answered: its list is no longer kept, and
-  the next listing fetches it (not at once: a consent change reaches many servers together, and those that change
-  their list say so); the first roots a server is answered fetch it again once, since it may have been listed
-  before it had any;
+- a change of the folders shared with the server, or of the roots it was answered: everything kept of it is dropped
+  at once, its fetch cancelled and listings under way end for it with a note (the change may have revoked a folder
+  those resources came from); the next listing fetches it (not at once: a consent change reaches many servers
+  together, and those that change their list say so); the editor is told its list changed when a kept list is
+  dropped because the server was answered other roots; the first roots a server is answered fetch it again once,
+  since it may have been listed before it had any;
 - a server that does not declare ``listChanged`` is asked again, in the background, when a listing of it begins and
   its list is older than ``revalidate_after``: that listing gets the kept list at once, and the new one replaces it
   only if it differs, and then the editor is told its list changed (``on_changed``, coalesced with the server's own
@@ -117,8 +119,6 @@ class _Entry:
     """A refresh under way, shown only if it differs from ``current`` once complete."""
     again: bool = False
     """The list changed while ``current`` was fetched: fetch it again once that ends."""
-    stale: bool = False
-    """The roots changed while ``current`` was fetched: keep it only for its listings once that ends."""
     roots: tuple[str, ...] | None = None
     """The roots the server was last answered, by URI."""
     asked_again: float = -math.inf
@@ -195,34 +195,45 @@ class ResourceCache:
 
     def invalidate(self, server_id: str, reason: Literal["changed", "roots"]) -> None:
         """The server's list may have changed: listings that begin from now on read a new fetch, made now after its
-        notification (``changed``), by the next listing after a change of its roots (``roots``)."""
+        notification (``changed``), by the next listing after a change of its roots (``roots``).
+
+        After a change of roots nothing fetched before it is handed out any more, not even to a listing under way
+        (it ends for this server with a note): the change may have revoked a folder those resources came from.
+        """
         entry = self._entries.get(server_id)
-        if entry is None or entry.current is None:
+        if entry is None:
+            return
+        if reason == "roots":
+            self._drop_all(entry)
+            return
+        if entry.current is None:
             return  # nothing kept: the next listing fetches anyway
         _drop(entry.fresh)
         entry.fresh = None
         if not entry.current.done:
-            if reason == "changed":
-                entry.again = True
-            else:
-                entry.stale = True
+            entry.again = True
             return
-        if reason == "changed":
-            self._replace(server_id, entry, "changed")
-        else:
-            self._retire(entry)
+        self._replace(server_id, entry, "changed")
 
     def roots_answered(self, server_id: str, roots: tuple[str, ...]) -> None:
-        """The server was answered ``roots`` (URIs): a list fetched with other roots is not kept; one being fetched
-        when the server got its first roots is fetched again."""
+        """The server was answered ``roots`` (URIs): a list fetched with other roots is dropped (and the editor told
+        its list changed, if one was kept); one being fetched when the server got its first roots is fetched again."""
         entry = self._entries.get(server_id)
         if entry is None:
             entry = self._entries[server_id] = _Entry()
         before, entry.roots = entry.roots, roots
-        if before is None and entry.current is not None and not entry.current.done:
-            entry.again = True
+        if before is None:
+            # Listed before it had any roots, so nothing in the list came from a folder: listings under way may
+            # finish it, the next one asks again.
+            if entry.current is not None and not entry.current.done:
+                entry.again = True
+            elif entry.current is not None:
+                self._retire(entry)
         elif before != roots:
-            self.invalidate(server_id, "roots")
+            kept = entry.current is not None or entry.previous is not None
+            self._drop_all(entry)
+            if kept:
+                self._changed(server_id)
 
     # What listings read.
 
@@ -278,7 +289,7 @@ class ResourceCache:
             _drop(entry.previous)
             entry.previous = entry.current
         entry.current = snapshot
-        entry.again = entry.stale = False
+        entry.again = False
         self._start(snapshot)
         self._poke()
         return snapshot
@@ -287,7 +298,16 @@ class ResourceCache:
         """Keep ``current`` only for the listings that read it: the next listing fetches anew."""
         _drop(entry.previous)
         entry.previous, entry.current = entry.current, None
-        entry.again = entry.stale = False
+        entry.again = False
+
+    def _drop_all(self, entry: _Entry) -> None:
+        """Drop every snapshot of ``entry`` (their fetches cancelled, their listings ended): the next listing
+        fetches anew."""
+        for snapshot in (entry.current, entry.previous, entry.fresh):
+            _drop(snapshot)
+        entry.current = entry.previous = entry.fresh = None
+        entry.again = False
+        self._poke()
 
     def _start(self, snapshot: Snapshot) -> None:
         if self._tasks is not None:
@@ -384,7 +404,7 @@ class ResourceCache:
         replaced = entry.previous
         if entry.again:
             self._replace(snapshot.server, entry, "again")
-        elif snapshot.error is not None or entry.stale:
+        elif snapshot.error is not None:
             # Kept for the listings that read it (they report a failure); the next listing asks the server again.
             self._retire(entry)
         elif snapshot.reason == "again" and replaced is not None and not snapshot.same_list(replaced):
