@@ -27,6 +27,7 @@ import {
   itemToHighlight,
   listAllPages,
   pickerPlaceholder,
+  mirrorKey,
   renderInterval,
   sameListing,
   serverNotice,
@@ -35,31 +36,160 @@ import {
 } from "./resourcePickerModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage } from "./text";
-import { type ListingKey, listingKey } from "./treeModel";
 import { KEEP_OPEN, type Outcome, acceptedItem, runQuickPick } from "./ui/quickPick";
 
 export type { Choice, PickerAnswer } from "./resourcePickerModel";
 
 /**
- * What the picker keeps between its openings, for the extension's lifetime: each server's last complete listing
- * (so the picker opens with every row while it lists afresh) and the quick pick items made for them.
+ * What the picker keeps between its openings, for the extension's lifetime: each running server's complete
+ * listing (so the picker opens with every row at once) and the quick pick items made for them. A server's listing
+ * is fetched in the background when it starts running, when it says its list changed, and when the folders shared
+ * with it change (its listing from before is dropped at once); while a picker is open, the picker lists and keeps
+ * what it lists. At most {@link MAX_KEPT} resources and templates are kept over every server.
  */
 export class PickerMemory {
   readonly cache = new ListingCache();
   readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
+  /** The background listing of each server under way; a newer one cancels it. */
+  private readonly fetching = new Map<string, vscode.CancellationTokenSource>();
+  /** How many pickers are open. */
+  private open = 0;
 
-  constructor(ctx: Ctx) {
+  constructor(private readonly ctx: Ctx) {
     ctx.pushExtCleanup(
-      ctx.onResourcesChanged(({ server }) => this.cache.forget(server)),
-      ctx.onServerChanged((status) => this.cache.serverChanged(status)),
+      ctx.onResourcesChanged(({ server }) => {
+        this.cache.forget(server);
+        this.fetch(server);
+      }),
+      ctx.onServerChanged((status) => {
+        if (this.cache.serverChanged(status) || this.cache.get(status) === undefined) {
+          this.fetch(status.id);
+        }
+      }),
       ctx.onStateChanged((state) => {
         if (state.kind !== "running") {
+          this.stopAll();
           this.cache.clear();
         }
       }),
+      ctx.onStarted(() => this.fetchMissing()),
+      { dispose: () => this.stopAll() },
     );
   }
+
+  /** A picker opened: it lists for itself while it is open. */
+  pickerOpened(): void {
+    this.open += 1;
+    this.stopAll();
+  }
+
+  /** A picker closed: fetch what it did not keep. */
+  pickerClosed(): void {
+    this.open -= 1;
+    this.fetchMissing();
+  }
+
+  private fetchMissing(): void {
+    for (const server of this.ctx.servers.values()) {
+      if (this.cache.get(server) === undefined) {
+        this.fetch(server.id);
+      }
+    }
+  }
+
+  /** List `server` in the background and keep its listing, if it runs with resources and no picker is open. */
+  private fetch(server: string): void {
+    this.fetching.get(server)?.cancel();
+    this.fetching.delete(server);
+    const status = this.ctx.servers.get(server);
+    if (
+      this.open > 0 ||
+      this.ctx.sidecarState.kind !== "running" ||
+      status?.state !== "running" ||
+      status.resources === undefined
+    ) {
+      return;
+    }
+    const source = new vscode.CancellationTokenSource();
+    this.fetching.set(server, source);
+    const key = mirrorKey(status);
+    void this.listServer(server, source.token)
+      .then((listed) => {
+        const now = this.ctx.servers.get(server);
+        if (
+          listed === undefined ||
+          source.token.isCancellationRequested ||
+          now === undefined ||
+          mirrorKey(now) !== key ||
+          this.cache.size + listed.resources.length + listed.templates.length > MAX_KEPT
+        ) {
+          return;
+        }
+        const catalog = new ResourceCatalog([server]);
+        catalog.addResources(listed.resources);
+        catalog.addTemplates(listed.templates);
+        this.cache.set(now, { group: catalog.sortedGroup(server) ?? { resources: [], templates: [] }, ...listed });
+        this.warm(catalog, serverLabel(now));
+      })
+      .catch((error: unknown) => {
+        if (!SidecarError.isCancellation(error) && !source.token.isCancellationRequested) {
+          this.ctx.log.debug(`Listing the resources of ${server} ahead of the picker failed: ${errorMessage(error)}`);
+        }
+      })
+      .finally(() => {
+        if (this.fetching.get(server) === source) {
+          this.fetching.delete(server);
+        }
+        source.dispose();
+      });
+  }
+
+  /** Every resource and template of `server`, when its listing was complete. */
+  private async listServer(server: string, token: vscode.CancellationToken): Promise<Listed | undefined> {
+    const resources: protocol.ResourceItem[] = [];
+    let complete = true;
+    const end = await listAllPages(
+      (request) => this.ctx.request(protocol.listResources, request, token),
+      { server },
+      (page) => {
+        complete &&= page.warnings.length === 0;
+        resources.push(...page.items);
+      },
+      () => token.isCancellationRequested,
+    );
+    if (!complete || end !== "done") {
+      return undefined;
+    }
+    const templates = await this.ctx.request(protocol.listResourceTemplates, { server }, token);
+    return { resources, templates: templates.items };
+  }
+
+  /**
+   * Make the quick pick items of a kept listing, and their texts for the filter, now rather than when the picker
+   * opens or the user types.
+   */
+  private warm(catalog: ResourceCatalog, label: string): void {
+    for (const row of catalog.rows()) {
+      if (row.kind === "resource" || row.kind === "template") {
+        this.items.itemFor(row);
+        this.items.prepared(this.items.itemFor(row, () => label));
+      }
+    }
+  }
+
+  private stopAll(): void {
+    for (const source of this.fetching.values()) {
+      source.cancel();
+    }
+    this.fetching.clear();
+  }
 }
+
+/**
+ * The most resources and templates kept over every server between openings of the picker (the host bridge keeps
+ * at most 50 000 of each server).
+ */
+const MAX_KEPT = 100_000;
 
 /** One server's items as the listing of everything brings them. */
 interface Arriving {
@@ -95,8 +225,11 @@ export class ResourcePicker {
   private readonly relistings = new Map<string, vscode.CancellationTokenSource>();
   /** Servers whose listing ended while the picker is open: one that lists nothing then says so. */
   private readonly listed = new Set<string>();
-  /** Per server, whether it ran with resources when its rows were last decided ({@link listingKey}). */
-  private readonly keys = new Map<string, ListingKey>();
+  /**
+   * Per server, whether it ran with resources and which folders it was shared when its rows were last decided
+   * ({@link mirrorKey}).
+   */
+  private readonly keys = new Map<string, string>();
   /** Servers given a notice, so that one gone from the status loses it. */
   private readonly noticed = new Set<string>();
   /** The host bridge stopped since everything was listed: list everything again when it runs. */
@@ -141,6 +274,7 @@ export class ResourcePicker {
   }
 
   private async run(title: string): Promise<PickerAnswer | undefined> {
+    this.memory.pickerOpened();
     this.listeners.push(
       this.ctx.onResourcesChanged(({ server }) => this.relistReporting(server)),
       this.ctx.onServerChanged((status) => this.serverChanged(status)),
@@ -320,14 +454,21 @@ export class ResourcePicker {
     this.keys.clear();
     this.refreshing.clear();
     this.fresh.clear();
+    let allKept = true;
     for (const server of this.ctx.servers.values()) {
-      this.keys.set(server.id, listingKey(server));
+      this.keys.set(server.id, mirrorKey(server));
       const kept = server.state === "running" ? this.memory.cache.get(server) : undefined;
       if (kept !== undefined) {
         this.catalog.setSortedGroup(server.id, kept.group);
         this.refreshing.add(server.id);
         this.listed.add(server.id);
+      } else if (server.state === "running" && server.resources !== undefined) {
+        allKept = false;
       }
+    }
+    if (allKept) {
+      this.showKeptOnly();
+      return;
     }
     const source = new vscode.CancellationTokenSource();
     this.loadSource = source;
@@ -364,6 +505,24 @@ export class ResourcePicker {
           this.loaded(failed);
         }
       });
+  }
+
+  /**
+   * Every server that runs with resources has its listing kept, and kept up to date (it is fetched again when the
+   * server says its list changed): show those rows, and list afresh only the servers that do not say when their
+   * list changes (their rows are replaced if the listing differs).
+   */
+  private showKeptOnly(): void {
+    this.refreshing.clear();
+    this.loading = false;
+    this.firstPage = Promise.resolve();
+    this.showKept();
+    this.prepareFilter();
+    for (const server of this.ctx.servers.values()) {
+      if (server.state === "running" && server.resources !== undefined && server.resources.listChanged !== true) {
+        this.relistReporting(server.id);
+      }
+    }
   }
 
   /**
@@ -488,10 +647,13 @@ export class ResourcePicker {
     if (this.closed) {
       return;
     }
-    const key = listingKey(status);
+    const key = mirrorKey(status);
     if (this.keys.get(status.id) !== key) {
       this.keys.set(status.id, key);
       if (status.state === "running" && status.resources !== undefined) {
+        // Rows listed before the folders shared with it changed may be of a folder it no longer sees: gone now.
+        this.refreshing.delete(status.id);
+        this.catalog.replaceServer(status.id, [], []);
         this.relistReporting(status.id);
       } else {
         this.relistings.get(status.id)?.cancel();
@@ -547,8 +709,13 @@ export class ResourcePicker {
         this.relisted.add(server);
         this.refreshing.delete(server);
         this.listed.add(server);
-        this.catalog.replaceServer(server, resources, templates.items);
         const status = this.ctx.servers.get(server);
+        const kept = status === undefined ? undefined : this.memory.cache.get(status);
+        const listed = { resources, templates: templates.items };
+        if (kept !== undefined && this.catalog.sortedGroup(server) !== undefined && sameListing(kept, listed)) {
+          return; // the rows shown are these already
+        }
+        this.catalog.replaceServer(server, resources, templates.items);
         if (status !== undefined && complete && end === "done") {
           this.keep(status, { resources, templates: templates.items });
         } else {
@@ -631,6 +798,7 @@ export class ResourcePicker {
   /** The picker closed: stop listening, cancel every listing under way and any pending redraw. */
   private close(): void {
     this.closed = true;
+    this.memory.pickerClosed();
     for (const listener of this.listeners.splice(0)) {
       listener.dispose();
     }

@@ -17,7 +17,7 @@ import {
 import { type MatchRank, type PreparedTexts, prepareTexts, quickPickFilter } from "./quickFilter";
 import { resourcesNote, serverLabel } from "./statusModel";
 import { PRODUCT, noIcons, oneLine, visible } from "./text";
-import { type ListingKey, listingKey } from "./treeModel";
+import { listingKey } from "./treeModel";
 
 /** A quick pick item showing one row of the catalog. */
 export interface RowItem extends vscode.QuickPickItem {
@@ -510,32 +510,50 @@ function sameFields(a: object, b: object): boolean {
   });
 }
 
+/** The status fields a kept listing holds for: the server's connection, and the folders shared with it. */
+export type MirrorStatus = Pick<protocol.ServerStatus, "id" | "state" | "resources" | "sharedRoots">;
+
 /**
- * The last complete listing of each server, kept between openings of the picker so that it opens with every row
- * at once (and lists afresh behind them). A listing holds only for the server's connection it came from
- * ({@link listingKey}); it is forgotten when the server says its list changed, and everything is forgotten when
- * the host bridge stops (a new process has new connections).
+ * What a kept listing of a server holds for ({@link ListingCache}): the server runs with the same resources
+ * capability (the same connection, {@link listingKey}) and is shared the same folders. A listing made before the
+ * user unshared a folder may hold resources of that folder, so it is never shown once the folders changed.
+ */
+export function mirrorKey(server: MirrorStatus): string {
+  const roots = server.sharedRoots.map((root) => root.uri).sort();
+  return JSON.stringify([listingKey(server), roots]);
+}
+
+/**
+ * The last complete listing of each server, kept between openings of the picker (and fetched ahead of them) so
+ * that it opens with every row at once. A listing holds only for the server's connection it came from and the
+ * folders shared with it then ({@link mirrorKey}); it is forgotten when the server says its list changed, and
+ * everything is forgotten when the host bridge stops (a new process has new connections).
  */
 export class ListingCache {
-  private readonly listings = new Map<string, { key: ListingKey; listing: CachedListing }>();
+  private readonly listings = new Map<string, { key: string; listing: CachedListing }>();
 
-  /** The listing of `server` if one was kept for its current connection. */
-  get(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): CachedListing | undefined {
+  /** The listing of `server` if one was kept for its current connection and shared folders. */
+  get(server: MirrorStatus): CachedListing | undefined {
     const kept = this.listings.get(server.id);
-    return kept !== undefined && kept.key === listingKey(server) ? kept.listing : undefined;
+    return kept !== undefined && kept.key === mirrorKey(server) ? kept.listing : undefined;
   }
 
   /** Keep the complete listing of `server`, made while it had the given status. */
-  set(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">, listing: CachedListing): void {
-    this.listings.set(server.id, { key: listingKey(server), listing });
+  set(server: MirrorStatus, listing: CachedListing): void {
+    this.listings.set(server.id, { key: mirrorKey(server), listing });
   }
 
-  /** The server's status changed: its listing goes when it started or stopped running with resources. */
-  serverChanged(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): void {
+  /**
+   * The server's status changed: its listing goes when it started or stopped running with resources, or the
+   * folders shared with it changed. Whether it went.
+   */
+  serverChanged(server: MirrorStatus): boolean {
     const kept = this.listings.get(server.id);
-    if (kept !== undefined && kept.key !== listingKey(server)) {
+    if (kept !== undefined && kept.key !== mirrorKey(server)) {
       this.listings.delete(server.id);
+      return true;
     }
+    return false;
   }
 
   /** Forget one server's listing (its list changed). */
@@ -546,5 +564,14 @@ export class ListingCache {
   /** Forget everything (the host bridge stopped). */
   clear(): void {
     this.listings.clear();
+  }
+
+  /** How many resources and templates are kept, over every server. */
+  get size(): number {
+    let count = 0;
+    for (const { listing } of this.listings.values()) {
+      count += listing.resources.length + listing.templates.length;
+    }
+    return count;
   }
 }

@@ -229,9 +229,23 @@ describe("ListingCache", () => {
   it("hands back a server's last listing while it runs on the same connection", () => {
     const cache = new ListingCache();
     const listing = kept(["a", "b"]);
-    cache.set(status({ id: "fs" }), listing);
-    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] }))).toBe(listing);
+    cache.set(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }, { uri: "file:///y" }] }), listing);
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///y" }, { uri: "file:///x", name: "x" }] }))).toBe(
+      listing,
+    );
     expect(cache.get(status({ id: "other" }))).toBeUndefined();
+  });
+
+  it("never hands back a listing made while other folders were shared with its server", () => {
+    const cache = new ListingCache();
+    const shared = status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] });
+    cache.set(shared, kept(["secret"]));
+    expect(cache.get(status({ id: "fs", sharedRoots: [] }))).toBeUndefined();
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x/sub" }] }))).toBeUndefined();
+
+    expect(cache.serverChanged(status({ id: "fs", sharedRoots: [] }))).toBe(true);
+    expect(cache.get(shared)).toBeUndefined();
+    expect(cache.serverChanged(shared)).toBe(false);
   });
 
   it("drops a listing once its server stopped running, restarted with other capabilities, or said its list changed", () => {
