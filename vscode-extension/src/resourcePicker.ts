@@ -50,8 +50,8 @@ export type { Choice, PickerAnswer } from "./resourcePickerModel";
 export class PickerMemory {
   readonly cache = new ListingCache();
   readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
-  /** The background listing of each server under way; a newer one cancels it. */
-  private readonly fetching = new Map<string, vscode.CancellationTokenSource>();
+  /** The background listing of each server under way, and the {@link mirrorKey} it is for; a newer one cancels it. */
+  private readonly fetching = new Map<string, { source: vscode.CancellationTokenSource; key: string }>();
   /** How many pickers are open. */
   private open = 0;
 
@@ -59,7 +59,7 @@ export class PickerMemory {
     ctx.pushExtCleanup(
       ctx.onResourcesChanged(({ server }) => {
         this.cache.forget(server);
-        this.fetch(server);
+        this.fetch(server, true);
       }),
       ctx.onServerChanged((status) => {
         if (this.cache.serverChanged(status) || this.cache.get(status) === undefined) {
@@ -97,11 +97,18 @@ export class PickerMemory {
     }
   }
 
-  /** List `server` in the background and keep its listing, if it runs with resources and no picker is open. */
-  private fetch(server: string): void {
-    this.fetching.get(server)?.cancel();
-    this.fetching.delete(server);
+  /**
+   * List `server` in the background and keep its listing, if it runs with resources and no picker is open. A
+   * listing under way for the same connection and folders goes on, unless `again` (the server's list changed).
+   */
+  private fetch(server: string, again = false): void {
     const status = this.ctx.servers.get(server);
+    const under = this.fetching.get(server);
+    if (under !== undefined && !again && status !== undefined && under.key === mirrorKey(status)) {
+      return;
+    }
+    under?.source.cancel();
+    this.fetching.delete(server);
     if (
       this.open > 0 ||
       this.ctx.sidecarState.kind !== "running" ||
@@ -111,8 +118,8 @@ export class PickerMemory {
       return;
     }
     const source = new vscode.CancellationTokenSource();
-    this.fetching.set(server, source);
     const key = mirrorKey(status);
+    this.fetching.set(server, { source, key });
     void this.listServer(server, source.token)
       .then((listed) => {
         const now = this.ctx.servers.get(server);
@@ -137,7 +144,7 @@ export class PickerMemory {
         }
       })
       .finally(() => {
-        if (this.fetching.get(server) === source) {
+        if (this.fetching.get(server)?.source === source) {
           this.fetching.delete(server);
         }
         source.dispose();
@@ -178,7 +185,7 @@ export class PickerMemory {
   }
 
   private stopAll(): void {
-    for (const source of this.fetching.values()) {
+    for (const { source } of this.fetching.values()) {
       source.cancel();
     }
     this.fetching.clear();

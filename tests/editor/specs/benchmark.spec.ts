@@ -127,7 +127,10 @@ test("benchmark: Pick Resource over 10 000 resources shows its first row and fin
   }
 
   for (const [run, found] of runs) {
-    const typedAfter = found.typed === undefined ? "" : ` (typed at ${ms(found.typed)})`;
+    const typedAfter =
+      found.typed === undefined
+        ? ""
+        : ` (typed at ${ms(found.typed)}, found ${ms(found.lastFound === undefined ? undefined : found.lastFound - found.typed)} after)`;
     const afterShown = found.firstRow === undefined || found.shown === undefined ? undefined : found.firstRow - found.shown;
     console.log(
       `Pick Resource, ${COUNT} resources in pages of 100, ${run}: picker shown ${ms(found.shown)}, ` +
