@@ -658,7 +658,9 @@ export class ResourcePicker {
     if (this.keys.get(status.id) !== key) {
       this.keys.set(status.id, key);
       if (status.state === "running" && status.resources !== undefined) {
-        // Rows listed before the folders shared with it changed may be of a folder it no longer sees: gone now.
+        // Rows listed before the folders shared with it changed may be of a folder it no longer sees: gone now, and
+        // the listing of everything neither shows nor keeps any more of it.
+        this.relisted.add(status.id);
         this.refreshing.delete(status.id);
         this.catalog.replaceServer(status.id, [], []);
         this.relistReporting(status.id);
