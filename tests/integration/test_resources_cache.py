@@ -215,3 +215,29 @@ async def test_a_list_without_end_is_kept_only_up_to_the_cap_and_the_server_is_a
         assert [item.uri for item in items] == uris(2500)
         assert warnings == ["MCP server 'res' lists more than 2500 resources; only the first 2500 are listed"]
         assert recorded(record, "list") == [None, "1000", "2000"]
+
+
+async def test_a_list_still_being_fetched_when_a_folder_is_revoked_is_not_read_by_any_later_listing(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "res.jsonl"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    # Pages of 1 000 without end, kept up to a cap far away: the fetch is under way for as long as the test runs.
+    endless = resources_server("--count", "100000000", "--page-size", "1000", "--record", str(record))
+    settings = ResourceSettings(max_listed_resources=5_000_000, max_listed_bytes=2**31)
+    servers = configs({"res": endless})
+    async with running_hub(tmp_path / "storage", servers, [folder_candidate(folder)], resource_settings=settings) as h:
+        await h.wait_running("res")
+        h.allow("res", folder)
+        await h.recorder.wait_for(lambda: bool(h.recorder.statuses) and bool(h.recorder.statuses[-1].shared_roots))
+        before = await h.hub.broker.list_resources("res", limit=5)
+        assert len(before.items) == 5
+        walks = recorded(record, "list").count(None)
+
+        h.forget("res", folder)
+        await h.recorder.wait_for(lambda: not h.recorder.statuses[-1].shared_roots)
+
+        after = await h.hub.broker.list_resources("res", limit=5)
+        assert len(after.items) == 5
+        assert recorded(record, "list").count(None) == walks + 1, "a listing read the list fetched before"
