@@ -12,7 +12,9 @@ import { SidecarError, type Ctx } from "./ctx";
 import * as protocol from "./protocol";
 import { type Notice, ResourceCatalog } from "./resourceModel";
 import {
+  type CachedListing,
   ListingCache,
+  type MirrorStatus,
   type PickerAnswer,
   FIRST_ROWS,
   type Listed,
@@ -51,7 +53,10 @@ export class PickerMemory {
   readonly cache = new ListingCache();
   readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
   /** The background listing of each server under way, and the {@link mirrorKey} it is for; a newer one cancels it. */
-  private readonly fetching = new Map<string, { source: vscode.CancellationTokenSource; key: string }>();
+  private readonly fetching = new Map<
+    string,
+    { source: vscode.CancellationTokenSource; key: string; done: Promise<void> }
+  >();
   /** How many pickers are open. */
   private open = 0;
 
@@ -77,10 +82,27 @@ export class PickerMemory {
     );
   }
 
-  /** A picker opened: it lists for itself while it is open. */
+  /**
+   * A picker opened: while it is open it lists for itself, but a background listing under way goes on (the picker
+   * takes its result, {@link pending}).
+   */
   pickerOpened(): void {
     this.open += 1;
-    this.stopAll();
+  }
+
+  /**
+   * The listing of `server` that a background fetch under way for its connection and folders will keep, when it
+   * ends (`undefined` if it kept none); `undefined` when none is under way.
+   */
+  pending(server: MirrorStatus): Promise<CachedListing | undefined> | undefined {
+    const under = this.fetching.get(server.id);
+    if (under === undefined || under.key !== mirrorKey(server)) {
+      return undefined;
+    }
+    return under.done.then(() => {
+      const now = this.ctx.servers.get(server.id);
+      return now === undefined ? undefined : this.cache.get(now);
+    });
   }
 
   /** A picker closed: fetch what it did not keep. */
@@ -119,8 +141,7 @@ export class PickerMemory {
     }
     const source = new vscode.CancellationTokenSource();
     const key = mirrorKey(status);
-    this.fetching.set(server, { source, key });
-    void this.listServer(server, source.token)
+    const done = this.listServer(server, source.token)
       .then((listed) => {
         const now = this.ctx.servers.get(server);
         if (
@@ -149,6 +170,7 @@ export class PickerMemory {
         }
         source.dispose();
       });
+    this.fetching.set(server, { source, key, done });
   }
 
   /** Every resource and template of `server`, when its listing was complete. */
@@ -223,6 +245,8 @@ export class ResourcePicker {
     () => this.render(),
     () => renderInterval(this.catalog.size),
   );
+  /** Servers whose rows come from a background listing of {@link PickerMemory} under way when the picker opened. */
+  private readonly awaiting = new Set<string>();
   /**
    * Servers listed on their own after the listing of everything began (they came up, stopped, or said their list
    * changed): their own listing replaces whatever the listing of everything still brings of them.
@@ -385,7 +409,7 @@ export class ResourcePicker {
     this.shownEntries = this.catalog.size;
     this.pick.busy = this.busy();
     this.pick.placeholder = pickerPlaceholder(
-      this.loading,
+      this.loading || this.awaiting.size > 0,
       this.catalog.size,
       this.catalog.warnings.length,
       this.catalog.noticeCount,
@@ -425,7 +449,12 @@ export class ResourcePicker {
     if (this.ctx.sidecarState.kind !== "running") {
       return false;
     }
-    return this.loading || this.relistings.size > 0 || [...this.ctx.servers.values()].some(comingUp);
+    return (
+      this.loading ||
+      this.relistings.size > 0 ||
+      this.awaiting.size > 0 ||
+      [...this.ctx.servers.values()].some(comingUp)
+    );
   }
 
   /** Each known server's notice (why it shows nothing), and the notices about the host bridge and the rest. */
@@ -461,7 +490,9 @@ export class ResourcePicker {
     this.keys.clear();
     this.refreshing.clear();
     this.fresh.clear();
+    this.awaiting.clear();
     let allKept = true;
+    const pending = new Map<string, Promise<CachedListing | undefined>>();
     for (const server of this.ctx.servers.values()) {
       this.keys.set(server.id, mirrorKey(server));
       const kept = server.state === "running" ? this.memory.cache.get(server) : undefined;
@@ -470,10 +501,18 @@ export class ResourcePicker {
         this.refreshing.add(server.id);
         this.listed.add(server.id);
       } else if (server.state === "running" && server.resources !== undefined) {
-        allKept = false;
+        const listing = this.memory.pending(server);
+        if (listing === undefined) {
+          allKept = false;
+        } else {
+          pending.set(server.id, listing);
+        }
       }
     }
     if (allKept) {
+      for (const [server, listing] of pending) {
+        this.awaitKept(server, listing);
+      }
       this.showKeptOnly();
       return;
     }
@@ -515,6 +554,29 @@ export class ResourcePicker {
   }
 
   /**
+   * Show the rows of `server` once the background listing of it under way ends ({@link PickerMemory.pending}), or
+   * list it here if that keeps nothing; not if the server changed or was listed here meanwhile.
+   */
+  private awaitKept(server: string, listing: Promise<CachedListing | undefined>): void {
+    this.awaiting.add(server);
+    const key = this.keys.get(server);
+    void listing.then((kept) => {
+      if (!this.awaiting.delete(server) || this.closed || this.keys.get(server) !== key || this.relisted.has(server)) {
+        this.renders.schedule();
+        return;
+      }
+      if (kept === undefined) {
+        this.relistReporting(server);
+        return;
+      }
+      this.catalog.setSortedGroup(server, kept.group);
+      this.listed.add(server);
+      this.redraw();
+      this.prepareFilter();
+    });
+  }
+
+  /**
    * Every server that runs with resources has its listing kept, and kept up to date (it is fetched again when the
    * server says its list changed): show those rows, and list afresh only the servers that do not say when their
    * list changes (their rows are replaced if the listing differs).
@@ -526,7 +588,12 @@ export class ResourcePicker {
     this.showKept();
     this.prepareFilter();
     for (const server of this.ctx.servers.values()) {
-      if (server.state === "running" && server.resources !== undefined && server.resources.listChanged !== true) {
+      if (
+        server.state === "running" &&
+        server.resources !== undefined &&
+        server.resources.listChanged !== true &&
+        !this.awaiting.has(server.id)
+      ) {
         this.relistReporting(server.id);
       }
     }
@@ -682,6 +749,7 @@ export class ResourcePicker {
     }
     this.stale = true;
     this.stopListings();
+    this.awaiting.clear();
     this.loading = false;
     this.catalog.clear();
     this.listed.clear();
