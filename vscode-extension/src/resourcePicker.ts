@@ -156,8 +156,9 @@ export class PickerMemory {
         const catalog = new ResourceCatalog([server]);
         catalog.addResources(listed.resources);
         catalog.addTemplates(listed.templates);
-        this.cache.set(now, { group: catalog.sortedGroup(server) ?? { resources: [], templates: [] }, ...listed });
-        this.warm(catalog, serverLabel(now));
+        const listing = { group: catalog.sortedGroup(server) ?? { resources: [], templates: [] }, ...listed };
+        this.cache.set(now, listing);
+        this.warm(server, listing, catalog, serverLabel(now));
       })
       .catch((error: unknown) => {
         if (!SidecarError.isCancellation(error) && !source.token.isCancellationRequested) {
@@ -194,16 +195,31 @@ export class PickerMemory {
   }
 
   /**
-   * Make the quick pick items of a kept listing, and their texts for the filter, now rather than when the picker
-   * opens or the user types.
+   * Make the quick pick items of a kept listing, and their texts for the filter, ahead of the picker opening or the
+   * user typing: {@link WARM_CHUNK} rows at a time, so that a command that comes meanwhile waits for no more than
+   * one chunk; it stops once the listing is no longer kept.
    */
-  private warm(catalog: ResourceCatalog, label: string): void {
-    for (const row of catalog.rows()) {
-      if (row.kind === "resource" || row.kind === "template") {
-        this.items.itemFor(row);
-        this.items.prepared(this.items.itemFor(row, () => label));
+  private warm(server: string, listing: CachedListing, catalog: ResourceCatalog, label: string): void {
+    const rows = catalog.rows().filter((row) => row.kind === "resource" || row.kind === "template");
+    let next = 0;
+    const step = (): void => {
+      const status = this.ctx.servers.get(server);
+      if (status === undefined || this.cache.get(status) !== listing) {
+        return;
       }
-    }
+      const end = Math.min(rows.length, next + WARM_CHUNK);
+      for (; next < end; next += 1) {
+        const row = rows[next];
+        if (row !== undefined) {
+          this.items.itemFor(row);
+          this.items.prepared(this.items.itemFor(row, () => label));
+        }
+      }
+      if (next < rows.length) {
+        setTimeout(step, 0);
+      }
+    };
+    setTimeout(step, 0);
   }
 
   private stopAll(): void {
@@ -219,6 +235,9 @@ export class PickerMemory {
  * at most 50 000 of each server).
  */
 const MAX_KEPT = 100_000;
+
+/** How many rows of a kept listing get their quick pick items at a time (a few milliseconds' work). */
+const WARM_CHUNK = 500;
 
 /** One server's items as the listing of everything brings them. */
 interface Arriving {
