@@ -292,7 +292,9 @@ class Hub:
     def state_changed(self, connection: ServerConnection) -> None:
         """Forward a connection's new state to the host."""
         self._pulse()
-        if connection.state is not ServerState.RUNNING:
+        if connection.state is ServerState.RUNNING:
+            self.broker.server_running(connection.id)
+        else:
             self.broker.forget_server(connection.id)
         self._events.server_changed(self._status(connection))
         for observer in self.observers:
@@ -303,7 +305,8 @@ class Hub:
         self._events.server_log(connection.id, line)
 
     def roots_answered(self, connection: ServerConnection, roots: Sequence[Root]) -> None:
-        """Audit a ``roots/list`` answer."""
+        """Audit a ``roots/list`` answer; a list of resources fetched with other roots is not kept."""
+        self.broker.roots_answered(connection.id, [root.uri for root in roots])
         if self._audit is not None:
             self._audit.append(connection.config.identity, connection.protocol_version, roots)
 
@@ -437,6 +440,7 @@ class Hub:
         if connection is None:
             return
         self._events.server_changed(self._status(connection))
+        self.broker.roots_changed(server_id)
         if self._tasks is not None:
             self._tasks.start_soon(connection.roots_changed, roots)
 

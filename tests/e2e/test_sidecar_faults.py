@@ -15,6 +15,7 @@ import signal
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -22,7 +23,7 @@ from pygls.exceptions import JsonRpcException
 from support.paths import SERVERS
 from support.processes import alive, servers_of
 from support.raw_sidecar import raw_sidecar
-from support.records import record_line
+from support.records import record_line, recorded
 from support.servers import resources_server
 from support.sidecar import WAIT, BridgeClient, options, state_of
 
@@ -122,6 +123,37 @@ async def test_a_listing_reports_work_done_progress_under_the_editors_token(
     unsolicited = await client.request("hostBridge/listResources", {"server": "b"})
     assert len(unsolicited["items"]) == 5
     assert set(client.progress_reports) == {"listing-1", "listing-2"}
+
+
+@pytest.mark.asyncio
+async def test_a_listing_comes_from_the_sidecars_memory_in_as_few_answers_as_the_editor_asks(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    record = tmp_path / "res.jsonl"
+    listed = resources_server("--count", "250", "--page-size", "10", "--list-changed", "--record", str(record))
+    servers = {"res": listed}
+    await client.start_session([], options(tmp_path, servers))
+    await client.until(lambda: state_of(client.statuses, "res") == "running")
+    # The sidecar lists a server as soon as it runs.
+    await record_line(record, lambda entry: entry.get("list") == "240")
+
+    first = await client.request("hostBridge/listResources", {"limit": 100})
+    rest = await client.request("hostBridge/listResources", {"cursor": first["nextCursor"], "limit": 10_000})
+
+    assert [item["uri"] for item in first["items"] + rest["items"]] == [f"test://res/{i}" for i in range(250)]
+    assert len(first["items"]) == 100 and "nextCursor" not in rest
+    assert len(recorded(record, "list")) == 25, "the sidecar asked the server again"
+
+    await client.request("hostBridge/readResource", {"server": "res", "uri": "test://control/grow"})
+    await client.until(lambda: {"server": "res"} in client.list_changes)
+    # The list is fetched again; a listing reads it as it comes, and never the list from before.
+    again: list[dict[str, Any]] = []
+    page: dict[str, Any] = {}
+    while page == {} or "nextCursor" in page:
+        params = {"server": "res", "limit": 10_000} | ({"cursor": page["nextCursor"]} if page else {})
+        page = await client.request("hostBridge/listResources", params)
+        again.extend(page["items"])
+    assert [item["uri"] for item in again] == [f"test://res/{i}" for i in range(251)]
 
 
 # Editor-side faults, over raw stdio.

@@ -10,6 +10,7 @@ import base64
 import logging
 import time
 import warnings
+from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -160,9 +161,10 @@ async def connect(
 
 @asynccontextmanager
 async def running(broker: ResourceBroker) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
-    """The broker's flusher running, as the hub runs it."""
+    """The broker running (its flusher and its background fetches), as the hub runs it."""
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(broker.run)
+        await anyio.wait_all_tasks_blocked()  # its flusher waits, and lists are fetched in its task group
         yield tasks
         tasks.cancel_scope.cancel()
 
@@ -510,6 +512,130 @@ async def test_a_server_without_resources_is_left_out_quietly() -> None:
         assert [item.uri for item in page.items] == ["a://r/0"] and page.warnings == ()
         assert (await h.broker.list_resources(server="tools")).items == ()
         assert await h.broker.list_templates(server="tools") == ()
+
+
+# The kept lists (host_bridge.hub.resources.cache).
+
+
+@dataclass
+class PagesAsked:
+    """The cursors a :func:`counting_server` was asked for, and a gate that holds its pages after the first."""
+
+    cursors: list[str | None] = field(default_factory=list[str | None])
+    gate: anyio.Event = field(default_factory=anyio.Event)
+
+
+def counting_server(name: str, count: int, page_size: int, asked: PagesAsked, *, hold: bool = False) -> Server[Any]:
+    """Like :func:`paged_server`, recording each page asked for; with ``hold``, pages after the first wait for
+    ``asked.gate``."""
+
+    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        cursor = params.cursor if params else None
+        asked.cursors.append(cursor)
+        if hold and cursor is not None:
+            await asked.gate.wait()
+        start = int(cursor) if cursor else 0
+        end = start + page_size
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=f"{name}://r/{i}", name=f"{name} {i}") for i in range(start, min(end, count))
+            ],
+            next_cursor=str(end) if end < count else None,
+        )
+
+    return Server(name, on_list_resources=list_resources)
+
+
+async def test_concurrent_listings_share_one_walk_and_later_ones_ask_the_server_nothing() -> None:
+    asked = PagesAsked()
+    async with connect({"a": counting_server("a", 30, 10, asked)}) as h, running(h.broker):
+        async with anyio.create_task_group() as tasks:
+            for _ in range(3):
+                tasks.start_soon(walk, h.broker)
+        items, _, calls = await walk(h.broker, limit=1000)
+        assert [item.uri for item in items] == [f"a://r/{i}" for i in range(30)] and calls == 1
+    assert asked.cursors == [None, "10", "20"]
+
+
+async def test_a_listing_with_a_limit_hands_out_what_is_fetched_without_waiting_for_the_rest() -> None:
+    asked = PagesAsked()
+    async with connect({"slow": counting_server("slow", 30, 10, asked, hold=True)}) as h, running(h.broker):
+        with anyio.fail_after(WAIT):
+            first = await h.broker.list_resources(limit=1000)
+        assert [item.uri for item in first.items] == [f"slow://r/{i}" for i in range(10)]
+        assert first.next_cursor is not None
+        asked.gate.set()
+        rest = await h.broker.list_resources(cursor=first.next_cursor, limit=1000)
+        items = list(rest.items)
+        cursor = rest.next_cursor
+        while cursor is not None:
+            page = await h.broker.list_resources(cursor=cursor, limit=1000)
+            items.extend(page.items)
+            cursor = page.next_cursor
+        assert [item.uri for item in items] == [f"slow://r/{i}" for i in range(10, 30)]
+
+
+async def test_a_limit_is_shared_out_between_servers_and_capped() -> None:
+    servers = {"a": paged_server("a", 50, 50), "b": paged_server("b", 3, 50), "c": paged_server("c", 50, 50)}
+    settings = ResourceSettings(max_page_resources=20)
+    async with connect(servers, settings=settings) as h, running(h.broker):
+        for server in servers:
+            await h.broker.list_all(server)
+        page = await h.broker.list_resources(limit=10)
+        assert Counter(item.server for item in page.items) == {"a": 4, "b": 3, "c": 3}
+        capped = await h.broker.list_resources(limit=1000)
+        assert len(capped.items) == 20
+
+
+async def test_a_list_change_makes_the_next_listing_ask_the_server_again() -> None:
+    asked = PagesAsked()
+    async with connect({"a": counting_server("a", 3, 10, asked)}) as h, running(h.broker):
+        assert len((await walk(h.broker))[0]) == 3
+        assert len((await walk(h.broker))[0]) == 3
+        assert asked.cursors == [None]
+        h.broker.handle_notification("a", types.ResourceListChangedNotification())
+        await h.events.until(lambda: h.events.lists == ["a"])
+        assert len((await walk(h.broker))[0]) == 3
+        assert asked.cursors == [None, None]
+
+
+async def test_a_failed_fetch_is_kept_for_nobody_and_only_a_listing_lets_the_connection_judge_it() -> None:
+    async with connect({"broken": failing_server("broken")}) as h, running(h.broker):
+        h.broker.server_running("broken")
+        await anyio.wait_all_tasks_blocked()
+        assert h.sources.errors == [], "a list fetched ahead of time was judged by the connection"
+        # Nothing of the failed fetch is kept: each listing asks the server, and its failure is judged.
+        for count in (1, 2):
+            with pytest.raises(UpstreamError, match="database is down"):
+                await h.broker.list_resources(server="broken", limit=10)
+            assert h.sources.errors == [("broken", types.INTERNAL_ERROR)] * count
+        page = await h.broker.list_resources(limit=10)
+        assert page.items == () and len(page.warnings) == 1 and "database is down" in page.warnings[0]
+
+
+@pytest.mark.requirement("H5")
+async def test_an_endless_list_is_kept_up_to_the_cap_on_resources_with_a_warning() -> None:
+    settings = ResourceSettings(max_listed_resources=7)
+    async with connect({"endless": endless_server("endless", repeat=False)}, settings=settings) as h:
+        items, notes, _ = await walk(h.broker, limit=1000)
+    assert [item.uri for item in items] == [f"endless://page/{i}" for i in range(7)]
+    assert notes == ["MCP server 'endless' lists more than 7 resources; only the first 7 are listed"]
+
+
+@pytest.mark.requirement("H5")
+async def test_a_list_too_big_to_keep_is_cut_at_the_cap_on_bytes_with_a_warning() -> None:
+    big = [types.Resource(uri=f"big://{i}", name=f"big {i}", description="x" * 1000) for i in range(100)]
+
+    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=big)
+
+    settings = ResourceSettings(max_listed_bytes=10_000)
+    async with connect({"big": Server("big", on_list_resources=list_resources)}, settings=settings) as h:
+        items, notes, _ = await walk(h.broker, limit=1000)
+    assert 5 <= len(items) < 10
+    assert notes == [
+        f"MCP server 'big' lists more than {10_000 / 2**20:g} MiB of resources; only the first {len(items)} are listed"
+    ]
 
 
 # Templates, completion, expansion.

@@ -4,12 +4,14 @@ Serves both protocol eras (``--pin VERSION`` makes it handshake-only at that ver
 ``test://res/{i}`` (paginated), blobs ``test://blob/{n}``, templates ``test://items/{category}/{id}`` and
 ``test://search{?q}``. Control URIs make events deterministic: reading ``test://control/touch/{i}`` sends one
 ``resources/updated`` for ``test://res/{i}`` (if subscribed) and one ``resources/list_changed``; reading
-``test://control/grow`` adds a resource and sends ``list_changed``; ``test://control/env/NAME`` reads the server's
+``test://control/grow`` adds a resource and sends ``list_changed``, ``test://control/grow-quietly`` adds one and says
+nothing; ``test://control/env/NAME`` reads the server's
 environment variable NAME (``(unset)`` when it has none). Handshake-era subscribers get notifications
 directly; 2026-07-28 ``subscriptions/listen`` streams get the same events through the SDK's subscription bus.
 
 ``--fault MODE`` injects one fault; see ``FAULTS`` and ``tests/servers/README.md``. ``--record PATH`` receives
-JSON lines: ``{"cancelled": id, "reason": …}`` for every ``notifications/cancelled``, ``{"reading": id, "uri": …}``
+JSON lines: ``{"cancelled": id, "reason": …}`` for every ``notifications/cancelled``, ``{"list": cursor}`` for every
+``resources/list`` page asked for (``null`` for the first), ``{"reading": id, "uri": …}``
 (hang-read), ``{"flood": {…}}`` (flood, once sent), ``{"grandchild": pid, "server": pid}`` (spawn-grandchild,
 stubborn).
 """
@@ -286,6 +288,7 @@ class ResourcesFixture:
     ) -> types.ListResourcesResult:
         """One page of resources; the cursor is the offset of the page."""
         cursor = params.cursor if params else None
+        self.record.write({"list": cursor})
         size = self.options.page_size
         if self.fault == "endless-cursor":
             start = 0 if cursor is None else size
@@ -368,6 +371,9 @@ class ResourcesFixture:
         if uri == "test://control/grow":
             self.count += 1
             await self.send_list_changed(ctx.session)
+            return [text_contents(uri, f"count is now {self.count}")]
+        if uri == "test://control/grow-quietly":
+            self.count += 1
             return [text_contents(uri, f"count is now {self.count}")]
         if ITEM_RE.fullmatch(uri) or SEARCH_RE.fullmatch(uri):
             return [text_contents(uri, f"expanded {uri}")]

@@ -141,6 +141,8 @@ export interface ListResourcesParams {
   cursor?: string;
   /** Keep items whose name, title, URI or description contains it (ignoring case). */
   query?: string;
+  /** At most this many resources in the page (and at most 10 000), answered as soon as some are known; without it, each server's next page as the server paged it. */
+  limit?: number;
   /** LSP `workDoneToken`: `$/progress` begin/report/end is sent under it if the editor supports `window.workDoneProgress`. */
   workDoneToken?: number | string;
 }

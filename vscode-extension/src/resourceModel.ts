@@ -22,7 +22,14 @@ export type Row =
   | { readonly kind: "warning"; readonly text: string }
   | ({ readonly kind: "notice"; readonly server?: string } & Notice)
   | { readonly kind: "resource"; readonly item: protocol.ResourceItem }
-  | { readonly kind: "template"; readonly item: protocol.TemplateItem };
+  | { readonly kind: "template"; readonly item: protocol.TemplateItem }
+  | {
+      /** Rows left out of a list too long to show whole: of `server`, or (without) matches of the filter. */
+      readonly kind: "more";
+      readonly server?: string;
+      readonly serverLabel?: string;
+      readonly hidden: number;
+    };
 
 /** Priority assumed for a resource without `annotations.priority` (the middle of MCP's 0…1 range). */
 export const DEFAULT_PRIORITY = 0.5;
@@ -43,12 +50,12 @@ export function displayName(item: { name: string; title?: string }): string {
  * before "File10", "élan" beside "elan". Computed once per item, so sorting tens of thousands stays fast.
  */
 export function nameKey(name: string): string {
-  return name
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .toLowerCase()
-    .replace(/\d+/g, (digits) => digits.replace(/^0+(?=\d)/, "").padStart(16, "0"));
+  // Printable ASCII has nothing to decompose nor accents to drop (most names are, and this runs for every resource).
+  const base = ASCII.test(name) ? name : name.normalize("NFKD").replace(/\p{M}+/gu, "");
+  return base.toLowerCase().replace(/\d+/g, (digits) => digits.replace(/^0+(?=\d)/, "").padStart(16, "0"));
 }
+
+const ASCII = /^[ -~\t\n\r]*$/;
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -2,60 +2,245 @@
 // filled page by page as the sidecar answers, and kept up to date while it is open: a server that comes up is
 // listed when it runs, one that says its list changed is listed again, one that stops is emptied, and a server
 // without resources says why in a row of its own (starting, awaiting trust, failed, none offered). Opened while
-// the host bridge itself starts, it lists everything once it runs. What it shows and which row stays
-// highlighted come from resourcePickerModel.ts and resourceModel.ts.
+// the host bridge itself starts, it lists everything once it runs. The sidecar keeps every server's list, so a
+// listing takes two answers (a first page of 100, then the rest); the picker shows with its first rows, and never
+// hands the window more than MAX_SHOWN resources and templates: a longer list shows each server's share, and is
+// filtered here as the user types. What it shows and which row stays highlighted come from resourcePickerModel.ts,
+// resourceModel.ts and quickFilter.ts.
 import * as vscode from "vscode";
 import { SidecarError, type Ctx } from "./ctx";
 import * as protocol from "./protocol";
 import { type Notice, ResourceCatalog } from "./resourceModel";
 import {
+  type CachedListing,
   ListingCache,
+  type MirrorStatus,
   type PickerAnswer,
   FIRST_ROWS,
+  type Listed,
   type ListingEnd,
+  MAX_SHOWN,
   REPEATED_PAGE_WARNING,
   type RowItem,
   RowItems,
   Throttle,
   comingUp,
+  filterRows,
   itemToHighlight,
   listAllPages,
-  listingFingerprint,
   pickerPlaceholder,
+  mirrorKey,
   renderInterval,
+  sameListing,
   serverNotice,
   sidecarNotice,
+  windowRows,
 } from "./resourcePickerModel";
 import { serverLabel } from "./statusModel";
 import { errorMessage } from "./text";
-import { type ListingKey, listingKey } from "./treeModel";
 import { KEEP_OPEN, type Outcome, acceptedItem, runQuickPick } from "./ui/quickPick";
 
 export type { Choice, PickerAnswer } from "./resourcePickerModel";
 
 /**
- * What the picker keeps between its openings, for the extension's lifetime: each server's last complete listing
- * (so the picker opens with every row while it lists afresh) and the quick pick items made for them.
+ * What the picker keeps between its openings, for the extension's lifetime: each running server's complete
+ * listing (so the picker opens with every row at once) and the quick pick items made for them. A server's listing
+ * is fetched in the background when it starts running, when it says its list changed, and when the folders shared
+ * with it change (its listing from before is dropped at once); while a picker is open, the picker lists and keeps
+ * what it lists. At most {@link MAX_KEPT} resources and templates are kept over every server.
  */
 export class PickerMemory {
   readonly cache = new ListingCache();
   readonly items = new RowItems(vscode.QuickPickItemKind.Separator);
+  /** The background listing of each server under way, and the {@link mirrorKey} it is for; a newer one cancels it. */
+  private readonly fetching = new Map<
+    string,
+    { source: vscode.CancellationTokenSource; key: string; done: Promise<void> }
+  >();
+  /** How many pickers are open. */
+  private open = 0;
 
-  constructor(ctx: Ctx) {
+  constructor(private readonly ctx: Ctx) {
     ctx.pushExtCleanup(
-      ctx.onResourcesChanged(({ server }) => this.cache.forget(server)),
-      ctx.onServerChanged((status) => this.cache.serverChanged(status)),
+      ctx.onResourcesChanged(({ server }) => {
+        this.cache.forget(server);
+        this.fetch(server, true);
+      }),
+      ctx.onServerChanged((status) => {
+        if (this.cache.serverChanged(status) || this.cache.get(status) === undefined) {
+          this.fetch(status.id);
+        }
+      }),
       ctx.onStateChanged((state) => {
         if (state.kind !== "running") {
+          this.stopAll();
           this.cache.clear();
         }
       }),
+      ctx.onStarted(() => this.fetchMissing()),
+      { dispose: () => this.stopAll() },
     );
+  }
+
+  /**
+   * A picker opened: while it is open it lists for itself, but a background listing under way goes on (the picker
+   * takes its result, {@link pending}).
+   */
+  pickerOpened(): void {
+    this.open += 1;
+  }
+
+  /**
+   * The listing of `server` that a background fetch under way for its connection and folders will keep, when it
+   * ends (`undefined` if it kept none); `undefined` when none is under way.
+   */
+  pending(server: MirrorStatus): Promise<CachedListing | undefined> | undefined {
+    const under = this.fetching.get(server.id);
+    if (under === undefined || under.key !== mirrorKey(server)) {
+      return undefined;
+    }
+    return under.done.then(() => {
+      const now = this.ctx.servers.get(server.id);
+      return now === undefined ? undefined : this.cache.get(now);
+    });
+  }
+
+  /** A picker closed: fetch what it did not keep. */
+  pickerClosed(): void {
+    this.open -= 1;
+    this.fetchMissing();
+  }
+
+  private fetchMissing(): void {
+    for (const server of this.ctx.servers.values()) {
+      if (this.cache.get(server) === undefined) {
+        this.fetch(server.id);
+      }
+    }
+  }
+
+  /**
+   * List `server` in the background and keep its listing, if it runs with resources and no picker is open. A
+   * listing under way for the same connection and folders goes on, unless `again` (the server's list changed).
+   */
+  private fetch(server: string, again = false): void {
+    const status = this.ctx.servers.get(server);
+    const under = this.fetching.get(server);
+    if (under !== undefined && !again && status !== undefined && under.key === mirrorKey(status)) {
+      return;
+    }
+    under?.source.cancel();
+    this.fetching.delete(server);
+    if (
+      this.open > 0 ||
+      this.ctx.sidecarState.kind !== "running" ||
+      status?.state !== "running" ||
+      status.resources === undefined
+    ) {
+      return;
+    }
+    const source = new vscode.CancellationTokenSource();
+    const key = mirrorKey(status);
+    const done = this.listServer(server, source.token)
+      .then((listed) => {
+        const now = this.ctx.servers.get(server);
+        if (
+          listed === undefined ||
+          source.token.isCancellationRequested ||
+          now === undefined ||
+          mirrorKey(now) !== key ||
+          this.cache.size + listed.resources.length + listed.templates.length > MAX_KEPT
+        ) {
+          return;
+        }
+        const catalog = new ResourceCatalog([server]);
+        catalog.addResources(listed.resources);
+        catalog.addTemplates(listed.templates);
+        const listing = { group: catalog.sortedGroup(server) ?? { resources: [], templates: [] }, ...listed };
+        this.cache.set(now, listing);
+        this.warm(server, listing, catalog, serverLabel(now));
+      })
+      .catch((error: unknown) => {
+        if (!SidecarError.isCancellation(error) && !source.token.isCancellationRequested) {
+          this.ctx.log.debug(`Listing the resources of ${server} ahead of the picker failed: ${errorMessage(error)}`);
+        }
+      })
+      .finally(() => {
+        if (this.fetching.get(server)?.source === source) {
+          this.fetching.delete(server);
+        }
+        source.dispose();
+      });
+    this.fetching.set(server, { source, key, done });
+  }
+
+  /** Every resource and template of `server`, when its listing was complete. */
+  private async listServer(server: string, token: vscode.CancellationToken): Promise<Listed | undefined> {
+    const resources: protocol.ResourceItem[] = [];
+    let complete = true;
+    const end = await listAllPages(
+      (request) => this.ctx.request(protocol.listResources, request, token),
+      { server },
+      (page) => {
+        complete &&= page.warnings.length === 0;
+        resources.push(...page.items);
+      },
+      () => token.isCancellationRequested,
+    );
+    if (!complete || end !== "done") {
+      return undefined;
+    }
+    const templates = await this.ctx.request(protocol.listResourceTemplates, { server }, token);
+    return { resources, templates: templates.items };
+  }
+
+  /**
+   * Make the quick pick items of a kept listing, and their texts for the filter, ahead of the picker opening or the
+   * user typing: {@link WARM_CHUNK} rows at a time, so that a command that comes meanwhile waits for no more than
+   * one chunk; it stops once the listing is no longer kept.
+   */
+  private warm(server: string, listing: CachedListing, catalog: ResourceCatalog, label: string): void {
+    const rows = catalog.rows().filter((row) => row.kind === "resource" || row.kind === "template");
+    let next = 0;
+    const step = (): void => {
+      const status = this.ctx.servers.get(server);
+      if (status === undefined || this.cache.get(status) !== listing) {
+        return;
+      }
+      const end = Math.min(rows.length, next + WARM_CHUNK);
+      for (; next < end; next += 1) {
+        const row = rows[next];
+        if (row !== undefined) {
+          this.items.itemFor(row);
+          this.items.prepared(this.items.itemFor(row, () => label));
+        }
+      }
+      if (next < rows.length) {
+        setTimeout(step, 0);
+      }
+    };
+    setTimeout(step, 0);
+  }
+
+  private stopAll(): void {
+    for (const { source } of this.fetching.values()) {
+      source.cancel();
+    }
+    this.fetching.clear();
   }
 }
 
-/** One server's items as a listing brings them. */
-interface Listed {
+/**
+ * The most resources and templates kept over every server between openings of the picker (the host bridge keeps
+ * at most 50 000 of each server).
+ */
+const MAX_KEPT = 100_000;
+
+/** How many rows of a kept listing get their quick pick items at a time (a few milliseconds' work). */
+const WARM_CHUNK = 500;
+
+/** One server's items as the listing of everything brings them. */
+interface Arriving {
   readonly resources: protocol.ResourceItem[];
   readonly templates: protocol.TemplateItem[];
 }
@@ -74,11 +259,13 @@ export class ResourcePicker {
    */
   private readonly refreshing = new Set<string>();
   /** What the listing of everything brought so far, per server (kept as the servers' last listing at its end). */
-  private readonly fresh = new Map<string, Listed>();
+  private readonly fresh = new Map<string, Arriving>();
   private readonly renders = new Throttle(
     () => this.render(),
     () => renderInterval(this.catalog.size),
   );
+  /** Servers whose rows come from a background listing of {@link PickerMemory} under way when the picker opened. */
+  private readonly awaiting = new Set<string>();
   /**
    * Servers listed on their own after the listing of everything began (they came up, stopped, or said their list
    * changed): their own listing replaces whatever the listing of everything still brings of them.
@@ -88,8 +275,11 @@ export class ResourcePicker {
   private readonly relistings = new Map<string, vscode.CancellationTokenSource>();
   /** Servers whose listing ended while the picker is open: one that lists nothing then says so. */
   private readonly listed = new Set<string>();
-  /** Per server, whether it ran with resources when its rows were last decided ({@link listingKey}). */
-  private readonly keys = new Map<string, ListingKey>();
+  /**
+   * Per server, whether it ran with resources and which folders it was shared when its rows were last decided
+   * ({@link mirrorKey}).
+   */
+  private readonly keys = new Map<string, string>();
   /** Servers given a notice, so that one gone from the status loses it. */
   private readonly noticed = new Set<string>();
   /** The host bridge stopped since everything was listed: list everything again when it runs. */
@@ -99,7 +289,16 @@ export class ResourcePicker {
   private shownEntries = 0;
   /** Whether the user typed a filter: rows then name their server (the separators are gone). */
   private filtering = false;
+  /** The filter as typed. */
+  private filter = "";
+  /**
+   * Whether the last redraw showed part of a list too long to show whole ({@link MAX_SHOWN}): then the list is
+   * filtered here, and redrawn as the filter changes.
+   */
+  private windowed = false;
   private readonly listeners: vscode.Disposable[] = [];
+  /** Settles once the listing of everything drew its first page, or ended. */
+  private firstPage: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly ctx: Ctx,
@@ -124,7 +323,8 @@ export class ResourcePicker {
     return new ResourcePicker(ctx, memory, moreNotices).run(title);
   }
 
-  private run(title: string): Promise<PickerAnswer | undefined> {
+  private async run(title: string): Promise<PickerAnswer | undefined> {
+    this.memory.pickerOpened();
     this.listeners.push(
       this.ctx.onResourcesChanged(({ server }) => this.relistReporting(server)),
       this.ctx.onServerChanged((status) => this.serverChanged(status)),
@@ -135,10 +335,14 @@ export class ResourcePicker {
         }
       }),
     );
-    // The first rows are set before the picker shows, so that they come with it.
+    // The first rows are set before the picker shows, so that they come with it: kept ones, or the first page (the
+    // sidecar answers it from memory) when it comes within FIRST_PAGE_WAIT_MS.
     if (this.ctx.sidecarState.kind === "running") {
       this.loadAll();
       this.refreshStatus();
+      if (this.catalog.size === 0) {
+        await settledWithin(this.firstPage, FIRST_PAGE_WAIT_MS);
+      }
     } else {
       this.render();
     }
@@ -188,11 +392,15 @@ export class ResourcePicker {
     if (row.kind === "notice") {
       return { kind: "showStatus" };
     }
+    if (row.kind === "more") {
+      return KEEP_OPEN;
+    }
     return row;
   }
 
   private filterChanged(value: string): void {
-    if ((value !== "") !== this.filtering) {
+    this.filter = value;
+    if ((value !== "") !== this.filtering || this.windowed) {
       this.filtering = value !== "";
       this.renders.now();
     }
@@ -211,8 +419,7 @@ export class ResourcePicker {
   private render(limit?: number): void {
     this.updateNotices();
     const active = this.pick.activeItems[0];
-    const rows = limit === undefined ? this.catalog.rows() : this.catalog.rows().slice(0, limit);
-    const shown = rows.map((row) => this.items.itemFor(row, this.filtering ? this.labelOf : undefined));
+    const shown = this.shownItems(limit);
     this.pick.items = shown;
     const highlight = itemToHighlight(shown, active, this.pick.value);
     if (highlight !== undefined) {
@@ -221,10 +428,35 @@ export class ResourcePicker {
     this.shownEntries = this.catalog.size;
     this.pick.busy = this.busy();
     this.pick.placeholder = pickerPlaceholder(
-      this.loading,
+      this.loading || this.awaiting.size > 0,
       this.catalog.size,
       this.catalog.warnings.length,
       this.catalog.noticeCount,
+    );
+  }
+
+  /**
+   * The items to show: every row's, or (the first `limit`, or) for a catalog of more than {@link MAX_SHOWN}
+   * resources and templates, the window's share of them ({@link windowRows}), or its matches of the filter
+   * ({@link filterRows}).
+   */
+  private shownItems(limit: number | undefined): RowItem[] {
+    const named = this.filtering ? this.labelOf : undefined;
+    const rows = this.catalog.rows();
+    this.windowed = limit === undefined && this.catalog.size > MAX_SHOWN;
+    if (!this.windowed) {
+      return (limit === undefined ? rows : rows.slice(0, limit)).map((row) => this.items.itemFor(row, named));
+    }
+    if (!this.filtering) {
+      return windowRows(rows, MAX_SHOWN, this.labelOf).map((row) => this.items.itemFor(row));
+    }
+    const items = rows.map((row) => this.items.itemFor(row, named));
+    return filterRows(
+      items,
+      this.filter,
+      MAX_SHOWN,
+      (hidden) => this.items.itemFor({ kind: "more", hidden }),
+      (item) => this.items.prepared(item),
     );
   }
 
@@ -236,7 +468,12 @@ export class ResourcePicker {
     if (this.ctx.sidecarState.kind !== "running") {
       return false;
     }
-    return this.loading || this.relistings.size > 0 || [...this.ctx.servers.values()].some(comingUp);
+    return (
+      this.loading ||
+      this.relistings.size > 0 ||
+      this.awaiting.size > 0 ||
+      [...this.ctx.servers.values()].some(comingUp)
+    );
   }
 
   /** Each known server's notice (why it shows nothing), and the notices about the host bridge and the rest. */
@@ -272,18 +509,39 @@ export class ResourcePicker {
     this.keys.clear();
     this.refreshing.clear();
     this.fresh.clear();
+    this.awaiting.clear();
+    let allKept = true;
+    const pending = new Map<string, Promise<CachedListing | undefined>>();
     for (const server of this.ctx.servers.values()) {
-      this.keys.set(server.id, listingKey(server));
+      this.keys.set(server.id, mirrorKey(server));
       const kept = server.state === "running" ? this.memory.cache.get(server) : undefined;
       if (kept !== undefined) {
         this.catalog.setSortedGroup(server.id, kept.group);
         this.refreshing.add(server.id);
         this.listed.add(server.id);
+      } else if (server.state === "running" && server.resources !== undefined) {
+        const listing = this.memory.pending(server);
+        if (listing === undefined) {
+          allKept = false;
+        } else {
+          pending.set(server.id, listing);
+        }
       }
+    }
+    if (allKept) {
+      for (const [server, listing] of pending) {
+        this.awaitKept(server, listing);
+      }
+      this.showKeptOnly();
+      return;
     }
     const source = new vscode.CancellationTokenSource();
     this.loadSource = source;
     this.loading = true;
+    let firstPageDrawn = (): void => undefined;
+    this.firstPage = new Promise((resolve) => {
+      firstPageDrawn = resolve;
+    });
     this.showKept();
     let failed = false;
     const failure = (what: string) => {
@@ -297,17 +555,67 @@ export class ResourcePicker {
     let templates: Promise<void> | undefined;
     const listTemplates = (): Promise<void> =>
       (templates ??= this.loadTemplates(source.token).catch(failure("Listing MCP resource templates failed")));
-    void this.loadResources(source.token, () => void listTemplates())
+    void this.loadResources(source.token, () => {
+      firstPageDrawn();
+      void listTemplates();
+    })
       .then((complete) => {
         // A listing cut short (a server left out, a repeated page) is shown but not kept.
         failed ||= !complete;
       }, failure("Listing MCP resources failed"))
       .then(listTemplates)
       .then(() => {
+        firstPageDrawn();
         if (!source.token.isCancellationRequested) {
           this.loaded(failed);
         }
       });
+  }
+
+  /**
+   * Show the rows of `server` once the background listing of it under way ends ({@link PickerMemory.pending}), or
+   * list it here if that keeps nothing; not if the server changed or was listed here meanwhile.
+   */
+  private awaitKept(server: string, listing: Promise<CachedListing | undefined>): void {
+    this.awaiting.add(server);
+    const key = this.keys.get(server);
+    void listing.then((kept) => {
+      if (!this.awaiting.delete(server) || this.closed || this.keys.get(server) !== key || this.relisted.has(server)) {
+        this.renders.schedule();
+        return;
+      }
+      if (kept === undefined) {
+        this.relistReporting(server);
+        return;
+      }
+      this.catalog.setSortedGroup(server, kept.group);
+      this.listed.add(server);
+      this.redraw();
+      this.prepareFilter();
+    });
+  }
+
+  /**
+   * Every server that runs with resources has its listing kept, and kept up to date (it is fetched again when the
+   * server says its list changed): show those rows, and list afresh only the servers that do not say when their
+   * list changes (their rows are replaced if the listing differs).
+   */
+  private showKeptOnly(): void {
+    this.refreshing.clear();
+    this.loading = false;
+    this.firstPage = Promise.resolve();
+    this.showKept();
+    this.prepareFilter();
+    for (const server of this.ctx.servers.values()) {
+      if (
+        server.state === "running" &&
+        server.resources !== undefined &&
+        server.resources.listChanged !== true &&
+        !this.awaiting.has(server.id)
+      ) {
+        this.relistReporting(server.id);
+      }
+    }
   }
 
   /**
@@ -343,24 +651,45 @@ export class ResourcePicker {
         continue;
       }
       const fresh = this.fresh.get(server.id) ?? { resources: [], templates: [] };
-      const fingerprint = listingFingerprint(fresh.resources, fresh.templates);
-      if (this.refreshing.has(server.id) && this.memory.cache.get(server)?.fingerprint !== fingerprint) {
+      const kept = this.memory.cache.get(server);
+      if (this.refreshing.has(server.id) && (kept === undefined || !sameListing(kept, fresh))) {
         this.catalog.replaceServer(server.id, fresh.resources, fresh.templates);
       }
-      this.keep(server, fingerprint);
+      this.keep(server, fresh);
     }
     this.refreshing.clear();
     this.fresh.clear();
     this.renders.now();
+    this.prepareFilter();
   }
 
-  /** Keep the rows `server` shows now as its last listing, made of the items `fingerprint` stands for. */
-  private keep(server: protocol.ServerStatus, fingerprint: string): void {
+  /**
+   * A list shown in part is filtered here as the user types: make its items and their texts for the filter now,
+   * while the user reads the list, rather than at the first key.
+   */
+  private prepareFilter(): void {
+    if (!this.windowed || this.filtering) {
+      return;
+    }
+    setTimeout(() => {
+      if (this.closed) {
+        return;
+      }
+      for (const row of this.catalog.rows()) {
+        if (row.kind === "resource" || row.kind === "template") {
+          this.items.prepared(this.items.itemFor(row, this.labelOf));
+        }
+      }
+    }, 0);
+  }
+
+  /** Keep the rows `server` shows now as its last listing, made of the items `listed` (equal to them). */
+  private keep(server: protocol.ServerStatus, listed: Listed): void {
     const group = this.catalog.sortedGroup(server.id) ?? { resources: [], templates: [] };
-    this.memory.cache.set(server, { group, fingerprint });
+    this.memory.cache.set(server, { group, resources: listed.resources, templates: listed.templates });
   }
 
-  private freshOf(server: string): Listed {
+  private freshOf(server: string): Arriving {
     let listed = this.fresh.get(server);
     if (listed === undefined) {
       listed = { resources: [], templates: [] };
@@ -411,10 +740,15 @@ export class ResourcePicker {
     if (this.closed) {
       return;
     }
-    const key = listingKey(status);
+    const key = mirrorKey(status);
     if (this.keys.get(status.id) !== key) {
       this.keys.set(status.id, key);
       if (status.state === "running" && status.resources !== undefined) {
+        // Rows listed before the folders shared with it changed may be of a folder it no longer sees: gone now, and
+        // the listing of everything neither shows nor keeps any more of it.
+        this.relisted.add(status.id);
+        this.refreshing.delete(status.id);
+        this.catalog.replaceServer(status.id, [], []);
         this.relistReporting(status.id);
       } else {
         this.relistings.get(status.id)?.cancel();
@@ -434,6 +768,7 @@ export class ResourcePicker {
     }
     this.stale = true;
     this.stopListings();
+    this.awaiting.clear();
     this.loading = false;
     this.catalog.clear();
     this.listed.clear();
@@ -470,10 +805,15 @@ export class ResourcePicker {
         this.relisted.add(server);
         this.refreshing.delete(server);
         this.listed.add(server);
-        this.catalog.replaceServer(server, resources, templates.items);
         const status = this.ctx.servers.get(server);
+        const kept = status === undefined ? undefined : this.memory.cache.get(status);
+        const listed = { resources, templates: templates.items };
+        if (kept !== undefined && this.catalog.sortedGroup(server) !== undefined && sameListing(kept, listed)) {
+          return; // the rows shown are these already
+        }
+        this.catalog.replaceServer(server, resources, templates.items);
         if (status !== undefined && complete && end === "done") {
-          this.keep(status, listingFingerprint(resources, templates.items));
+          this.keep(status, { resources, templates: templates.items });
         } else {
           this.memory.cache.forget(server);
         }
@@ -554,6 +894,7 @@ export class ResourcePicker {
   /** The picker closed: stop listening, cancel every listing under way and any pending redraw. */
   private close(): void {
     this.closed = true;
+    this.memory.pickerClosed();
     for (const listener of this.listeners.splice(0)) {
       listener.dispose();
     }
@@ -561,3 +902,25 @@ export class ResourcePicker {
     this.renders.cancel();
   }
 }
+
+/**
+ * How long the picker waits for the first page of resources before it shows without them (when it has none kept):
+ * the sidecar answers that page from memory within a few milliseconds, and rows that come with the picker reach
+ * the window in one message instead of two.
+ */
+const FIRST_PAGE_WAIT_MS = 50;
+
+/** Wait until `promise` settles, but at most `ms` milliseconds. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(noop, noop), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}

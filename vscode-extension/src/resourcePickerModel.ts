@@ -1,7 +1,7 @@
 // The resource picker's logic without the vscode API: its quick pick items (made once per row, so replacing the
 // list stays cheap), which item stays highlighted when the list is replaced, its placeholder, the notices that say
-// why a server shows nothing, the paging of a listing, and how often the list is redrawn while pages arrive.
-// resourcePicker.ts drives the quick pick.
+// why a server shows nothing, the paging of a listing, how often the list is redrawn while pages arrive, and which
+// rows of a long list the window gets (windowRows, filterRows). resourcePicker.ts drives the quick pick.
 import type * as vscode from "vscode";
 import type { SidecarState } from "./ctx";
 import type * as protocol from "./protocol";
@@ -14,9 +14,10 @@ import {
   templateText,
   withServer,
 } from "./resourceModel";
+import { type MatchRank, type PreparedTexts, prepareTexts, quickPickFilter } from "./quickFilter";
 import { resourcesNote, serverLabel } from "./statusModel";
 import { PRODUCT, noIcons, oneLine, visible } from "./text";
-import { type ListingKey, listingKey } from "./treeModel";
+import { listingKey } from "./treeModel";
 
 /** A quick pick item showing one row of the catalog. */
 export interface RowItem extends vscode.QuickPickItem {
@@ -46,6 +47,8 @@ export class RowItems {
   private readonly separators = new Map<string, RowItem>();
   private readonly warnings = new Map<string, RowItem>();
   private readonly notices = new Map<string, RowItem>();
+  /** Each item's texts as the filter of a long list looks at them ({@link filterRows}). */
+  private readonly texts = new WeakMap<RowItem, PreparedTexts>();
 
   /** `separatorKind` is `vscode.QuickPickItemKind.Separator`, passed in so that this module needs no vscode. */
   constructor(private readonly separatorKind: vscode.QuickPickItemKind) {}
@@ -77,7 +80,20 @@ export class RowItems {
         return this.textItem(row, row.item, () => resourceText(row.item), "", serverLabel);
       case "template":
         return this.textItem(row, row.item, () => templateText(row.item), "$(symbol-variable) ", serverLabel);
+      case "more":
+        // Not kept: its count changes with every filter.
+        return { row, label: `$(search) ${moreText(row)}`, alwaysShow: true };
     }
+  }
+
+  /** The texts of `item` prepared for filtering, worked out once per item. */
+  prepared(item: RowItem): PreparedTexts {
+    let texts = this.texts.get(item);
+    if (texts === undefined) {
+      texts = prepareTexts(item);
+      this.texts.set(item, texts);
+    }
+    return texts;
   }
 
   private textItem(
@@ -120,7 +136,135 @@ export function sameEntry(a: Row, b: Row): boolean {
       return b.kind === "notice" && b.server === a.server && b.text === a.text;
     case "separator":
       return b.kind === "separator" && b.server === a.server;
+    case "more":
+      return b.kind === "more" && b.server === a.server;
   }
+}
+
+/** What a row of rows left out says: how many, and that typing finds them. */
+export function moreText(row: Extract<Row, { kind: "more" }>): string {
+  const count = row.hidden.toLocaleString("en-US");
+  if (row.server === undefined) {
+    return `${count} more ${row.hidden === 1 ? "match is" : "matches are"} not shown: type more to narrow the list`;
+  }
+  const name = noIcons(row.serverLabel ?? row.server);
+  return `${count} more of “${name}” ${row.hidden === 1 ? "is" : "are"} not shown: type to find them`;
+}
+
+/**
+ * The most resources and templates the picker hands the window at once. Every replacement of a quick pick's items
+ * sends them all to the window, which filters and draws them anew: about 40 µs an item on a busy machine, 0.4 s
+ * for 10 000. A longer list is shown in part ({@link windowRows}) and filtered here as the user types
+ * ({@link filterRows}), so the window never holds more than this many.
+ */
+export const MAX_SHOWN = 1000;
+
+/** How many of each of `counts` to show for `limit` in all: an even share each, what one cannot use to the others. */
+export function shares(counts: readonly number[], limit: number): number[] {
+  const given = counts.map(() => 0);
+  let left = limit;
+  let open = counts.flatMap((count, index) => (count > 0 ? [index] : []));
+  while (left > 0 && open.length > 0) {
+    const each = Math.max(1, Math.floor(left / open.length));
+    for (const index of open) {
+      const give = Math.min(each, (counts[index] ?? 0) - (given[index] ?? 0), left);
+      given[index] = (given[index] ?? 0) + give;
+      left -= give;
+      if (left === 0) {
+        break;
+      }
+    }
+    open = open.filter((index) => (given[index] ?? 0) < (counts[index] ?? 0));
+  }
+  return given;
+}
+
+/**
+ * `rows` (a catalog's, without a filter) cut to at most `limit` resources and templates: each server gets an even
+ * share (what a server cannot use goes to the others), its templates first (they are few, and cannot be found by
+ * name otherwise), then its first resources, and a row saying how many it has besides. Warnings, notices and
+ * separators all stay.
+ */
+export function windowRows(rows: readonly Row[], limit: number, serverLabel?: (server: string) => string): Row[] {
+  interface Group {
+    readonly head: Row[];
+    readonly resources: Row[];
+    readonly templates: Row[];
+    readonly server?: string;
+  }
+  const groups: Group[] = [{ head: [], resources: [], templates: [] }];
+  for (const row of rows) {
+    if (row.kind === "separator") {
+      groups.push({ head: [row], resources: [], templates: [], server: row.server });
+      continue;
+    }
+    const group = groups[groups.length - 1];
+    if (row.kind === "resource") {
+      group?.resources.push(row);
+    } else if (row.kind === "template") {
+      group?.templates.push(row);
+    } else {
+      group?.head.push(row);
+    }
+  }
+  const given = shares(
+    groups.map((group) => group.resources.length + group.templates.length),
+    limit,
+  );
+  const shown: Row[] = [];
+  groups.forEach((group, index) => {
+    const share = given[index] ?? 0;
+    const templates = Math.min(group.templates.length, share);
+    const resources = share - templates;
+    const hidden = group.resources.length + group.templates.length - share;
+    shown.push(...group.head, ...group.resources.slice(0, resources));
+    if (hidden > 0) {
+      shown.push({
+        kind: "more",
+        hidden,
+        ...(group.server !== undefined
+          ? { server: group.server, serverLabel: serverLabel?.(group.server) ?? group.server }
+          : {}),
+      });
+    }
+    shown.push(...group.templates.slice(0, templates));
+  });
+  return shown;
+}
+
+/**
+ * The items to show for `filter` out of `items` (every row's, naming its server): the resources and templates the
+ * window would keep ({@link quickPickFilter}), VS Code's own matches first, at most `limit` of them, and a row saying
+ * how many more match; warnings and notices stay (the window always shows them), separators go (it drops them
+ * while filtering).
+ */
+export function filterRows(
+  items: readonly RowItem[],
+  filter: string,
+  limit: number,
+  more: (hidden: number) => RowItem,
+  prepared: (item: RowItem) => PreparedTexts = prepareTexts,
+): RowItem[] {
+  const match = quickPickFilter(filter);
+  const kept: RowItem[] = [];
+  const ranked: { item: RowItem; rank: MatchRank; index: number }[] = [];
+  items.forEach((item, index) => {
+    const kind = item.row.kind;
+    if (kind === "warning" || kind === "notice") {
+      kept.push(item);
+    } else if (kind === "resource" || kind === "template") {
+      const rank = match === undefined ? 0 : match(prepared(item));
+      if (rank !== undefined) {
+        ranked.push({ item, rank, index });
+      }
+    }
+  });
+  ranked.sort((a, b) => a.rank - b.rank || a.index - b.index);
+  kept.push(...ranked.slice(0, limit).map(({ item }) => item));
+  if (ranked.length > limit) {
+    kept.push(more(ranked.length - limit));
+  }
+  return kept;
 }
 
 /** Whether a row is something to open: a resource or a template. */
@@ -210,13 +354,14 @@ export function sidecarNotice(sidecar: SidecarState): Notice | undefined {
 }
 
 /**
- * How long to wait before replacing the list again while pages keep arriving, for a list of `rows`: every
- * replacement sends the whole list to the window, which filters and draws it anew, so a longer list is replaced
- * less often (200 ms up to 1 000 rows, then 1 ms more per 5 rows): the window's work stays a bounded share of
- * the time. The list is replaced at once when the listing ends.
+ * How long to wait before replacing the list again while pages arrive, for a list of `rows`: every replacement
+ * sends the whole list to the window, which filters and draws it anew, so a longer list is replaced less often
+ * (100 ms up to 500 rows, then 1 ms more per 5 rows; the picker shows at most {@link MAX_SHOWN}, so at most every
+ * 200 ms): the window's work stays a bounded share of the time. The list is replaced at once when the listing
+ * ends.
  */
 export function renderInterval(rows: number): number {
-  return Math.max(RENDER_INTERVAL_MS, Math.round(rows / 5));
+  return Math.max(RENDER_INTERVAL_MS, Math.round(Math.min(rows, MAX_SHOWN) / 5));
 }
 
 /**
@@ -226,14 +371,24 @@ export function renderInterval(rows: number): number {
 export const FIRST_ROWS = 100;
 
 /** The shortest wait between two replacements of the list while pages arrive. */
-export const RENDER_INTERVAL_MS = 200;
+export const RENDER_INTERVAL_MS = 100;
 
 /** How a paged listing ended: after its last page, on a cursor seen before, or because it was cancelled. */
 export type ListingEnd = "done" | "repeated" | "cancelled";
 
 /**
+ * How many resources the first page of a listing asks for: enough to fill the picker, few enough to come back at
+ * once (the sidecar answers from the lists it keeps).
+ */
+export const FIRST_PAGE = 100;
+
+/** How many resources each later page asks for: the sidecar's most, so a kept list comes in one more answer. */
+export const PAGE_LIMIT = 10_000;
+
+/**
  * Fetch every page of resources for `params`, handing each to `onPage` as it comes, until the last one, a
- * cursor that was handed out before (the listing would never end), or `cancelled()` after a fetch.
+ * cursor that was handed out before (the listing would never end), or `cancelled()` after a fetch. The first page
+ * asks for {@link FIRST_PAGE} resources, the others for {@link PAGE_LIMIT}.
  */
 export async function listAllPages(
   fetch: (params: protocol.ListResourcesParams) => Promise<protocol.ResourcePage>,
@@ -244,7 +399,9 @@ export async function listAllPages(
   const seen = new Set<string>();
   let cursor: string | undefined;
   do {
-    const page = await fetch(cursor === undefined ? params : { ...params, cursor });
+    const page = await fetch(
+      cursor === undefined ? { ...params, limit: FIRST_PAGE } : { ...params, cursor, limit: PAGE_LIMIT },
+    );
     if (cancelled()) {
       return "cancelled";
     }
@@ -299,47 +456,104 @@ export class Throttle {
   }
 }
 
-/** One server's complete listing as the picker keeps it: its rows, sorted, and what they were made from. */
-export interface CachedListing {
-  readonly group: SortedGroup;
-  /** {@link listingFingerprint} of the items the rows were made from: a fresh listing equal to it changes nothing. */
-  readonly fingerprint: string;
+/** What one listing of a server brought, in the order listed. */
+export interface Listed {
+  readonly resources: readonly protocol.ResourceItem[];
+  readonly templates: readonly protocol.TemplateItem[];
 }
 
-/** What a server's listing holds, as one string, to tell whether a fresh listing brought anything new. */
-export function listingFingerprint(
-  resources: readonly protocol.ResourceItem[],
-  templates: readonly protocol.TemplateItem[],
-): string {
-  return JSON.stringify([resources, templates]);
+/** One server's complete listing as the picker keeps it: its rows, sorted, and the items they were made from. */
+export interface CachedListing extends Listed {
+  readonly group: SortedGroup;
 }
 
 /**
- * The last complete listing of each server, kept between openings of the picker so that it opens with every row
- * at once (and lists afresh behind them). A listing holds only for the server's connection it came from
- * ({@link listingKey}); it is forgotten when the server says its list changed, and everything is forgotten when
- * the host bridge stops (a new process has new connections).
+ * Whether two listings of a server hold the same items in the same order: a fresh one equal to the kept one changes
+ * nothing. Field by field (values that are objects as JSON), which for 10 000 resources takes a few milliseconds.
+ */
+export function sameListing(a: Listed, b: Listed): boolean {
+  return sameItems(a.resources, b.resources) && sameItems(a.templates, b.templates);
+}
+
+function sameItems(a: readonly object[], b: readonly object[]): boolean {
+  if (a.length !== b.length) {
+    return false;
+  }
+  for (let index = 0; index < a.length; index += 1) {
+    const left = a[index];
+    const right = b[index];
+    if (left !== right && (left === undefined || right === undefined || !sameFields(left, right))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sameFields(a: object, b: object): boolean {
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) {
+    return false;
+  }
+  return keys.every((key) => {
+    const x = left[key];
+    const y = right[key];
+    return (
+      x === y ||
+      (typeof x === "object" &&
+        typeof y === "object" &&
+        x !== null &&
+        y !== null &&
+        JSON.stringify(x) === JSON.stringify(y))
+    );
+  });
+}
+
+/** The status fields a kept listing holds for: the server's connection, and the folders shared with it. */
+export type MirrorStatus = Pick<protocol.ServerStatus, "id" | "state" | "resources" | "sharedRoots">;
+
+/**
+ * What a kept listing of a server holds for ({@link ListingCache}): the server runs with the same resources
+ * capability (the same connection, {@link listingKey}) and is shared the same folders. A listing made before the
+ * user unshared a folder may hold resources of that folder, so it is never shown once the folders changed.
+ */
+export function mirrorKey(server: MirrorStatus): string {
+  const roots = server.sharedRoots.map((root) => root.uri).sort();
+  return JSON.stringify([listingKey(server), roots]);
+}
+
+/**
+ * The last complete listing of each server, kept between openings of the picker (and fetched ahead of them) so
+ * that it opens with every row at once. A listing holds only for the server's connection it came from and the
+ * folders shared with it then ({@link mirrorKey}); it is forgotten when the server says its list changed, and
+ * everything is forgotten when the host bridge stops (a new process has new connections).
  */
 export class ListingCache {
-  private readonly listings = new Map<string, { key: ListingKey; listing: CachedListing }>();
+  private readonly listings = new Map<string, { key: string; listing: CachedListing }>();
 
-  /** The listing of `server` if one was kept for its current connection. */
-  get(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): CachedListing | undefined {
+  /** The listing of `server` if one was kept for its current connection and shared folders. */
+  get(server: MirrorStatus): CachedListing | undefined {
     const kept = this.listings.get(server.id);
-    return kept !== undefined && kept.key === listingKey(server) ? kept.listing : undefined;
+    return kept !== undefined && kept.key === mirrorKey(server) ? kept.listing : undefined;
   }
 
   /** Keep the complete listing of `server`, made while it had the given status. */
-  set(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">, listing: CachedListing): void {
-    this.listings.set(server.id, { key: listingKey(server), listing });
+  set(server: MirrorStatus, listing: CachedListing): void {
+    this.listings.set(server.id, { key: mirrorKey(server), listing });
   }
 
-  /** The server's status changed: its listing goes when it started or stopped running with resources. */
-  serverChanged(server: Pick<protocol.ServerStatus, "id" | "state" | "resources">): void {
+  /**
+   * The server's status changed: its listing goes when it started or stopped running with resources, or the
+   * folders shared with it changed. Whether it went.
+   */
+  serverChanged(server: MirrorStatus): boolean {
     const kept = this.listings.get(server.id);
-    if (kept !== undefined && kept.key !== listingKey(server)) {
+    if (kept !== undefined && kept.key !== mirrorKey(server)) {
       this.listings.delete(server.id);
+      return true;
     }
+    return false;
   }
 
   /** Forget one server's listing (its list changed). */
@@ -350,5 +564,14 @@ export class ListingCache {
   /** Forget everything (the host bridge stopped). */
   clear(): void {
     this.listings.clear();
+  }
+
+  /** How many resources and templates are kept, over every server. */
+  get size(): number {
+    let count = 0;
+    for (const { listing } of this.listings.values()) {
+      count += listing.resources.length + listing.templates.length;
+    }
+    return count;
   }
 }

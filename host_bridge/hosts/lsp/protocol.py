@@ -103,6 +103,9 @@ class ListResourcesParams(WireModel):
     """Opaque cursor from a previous page."""
     query: str | None = None
     """Keep items whose name, title, URI or description contains it (ignoring case)."""
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many resources in the page (and at most 10 000), answered as soon as some are known; without
+    it, each server's next page as the server paged it."""
     work_done_token: int | str | None = None
     """LSP ``workDoneToken``: ``$/progress`` begin/report/end is sent under it if the editor supports
     ``window.workDoneProgress``."""

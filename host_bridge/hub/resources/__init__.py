@@ -7,6 +7,8 @@ module of its own:
 - ``labels``: server text made fit to show;
 - ``cursors``: signed, opaque listing cursors;
 - ``sources``: what the broker needs of the hub, and how failed requests become hub errors;
+- ``items``: a server's resources and templates as the editor receives them;
+- ``cache``: each running server's list of resources, fetched once and kept until it changes;
 - ``listing``: resources and templates across servers, page by page;
 - ``reads``: completion, template expansion and size-capped reads;
 - ``subscriptions``: subscriptions, listen streams and coalesced notifications.

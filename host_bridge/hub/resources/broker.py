@@ -7,13 +7,14 @@ module of :mod:`host_bridge.hub.resources` and this class only wires them to the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp import Client
 
+from host_bridge.hub.resources.cache import ResourceCache
 from host_bridge.hub.resources.listing import Listing
 from host_bridge.hub.resources.models import (
     Completion,
@@ -47,29 +48,33 @@ class ResourceBroker:
         self.settings = settings or ResourceSettings()
         """The limits in force."""
         self._sources = sources
-        self._listing = Listing(sources, self.settings)
-        self._reads = Reads(sources, self.settings)
         self._subscriptions = Subscriptions(
             sources,
             self.settings,
             on_updated=on_updated,
             on_list_changed=on_list_changed,
             on_notice=on_notice,
+            on_list_stale=self._list_stale,
+            on_listening=self._listening,
             clock=clock,
         )
+        self._cache = ResourceCache(sources, self.settings, on_changed=self._subscriptions.report_list_changed)
+        self._listing = Listing(sources, self.settings, self._cache)
+        self._reads = Reads(sources, self.settings)
 
     # Listing (host_bridge.hub.resources.listing).
 
     async def list_resources(
-        self, server: str | None = None, cursor: str | None = None, query: str | None = None
+        self, server: str | None = None, cursor: str | None = None, query: str | None = None, limit: int | None = None
     ) -> ResourcePage:
-        """One page of resources of ``server``, or of every resource server (see :meth:`Listing.list_resources`)."""
+        """One page of resources of ``server``, or of every resource server (see :meth:`Listing.list_resources`),
+        from the kept lists (:mod:`host_bridge.hub.resources.cache`)."""
         if server is not None:
             await self._sources.ready(server)
-        return await self._listing.list_resources(server, cursor, query)
+        return await self._listing.list_resources(server, cursor, query, limit)
 
     async def list_all(self, server: str) -> tuple[ResourceItem, ...]:
-        """Every resource of one server, walking all pages."""
+        """Every resource of one server."""
         await self._sources.ready(server)
         return await self._listing.list_all(server)
 
@@ -129,8 +134,30 @@ class ResourceBroker:
         await self._subscriptions.resubscribe(server_id)
 
     def forget_server(self, server_id: str) -> None:
-        """The server's connection went away: drop its pending notifications and park its subscriptions."""
+        """The server's connection went away: drop its kept list and pending notifications, park its
+        subscriptions."""
+        self._cache.forget(server_id)
         self._subscriptions.forget_server(server_id)
+
+    # The kept lists (host_bridge.hub.resources.cache).
+
+    def _list_stale(self, server_id: str) -> None:
+        self._cache.invalidate(server_id, "changed")
+
+    def _listening(self, server_id: str) -> None:
+        self._cache.server_running(server_id, listening=True)
+
+    def server_running(self, server_id: str) -> None:
+        """The server is running: fetch its list of resources now, for the listings to come."""
+        self._cache.server_running(server_id)
+
+    def roots_changed(self, server_id: str) -> None:
+        """The folders shared with the server changed: a listing from now on asks it again."""
+        self._cache.invalidate(server_id, "roots")
+
+    def roots_answered(self, server_id: str, roots: Sequence[str]) -> None:
+        """The server was answered these roots (URIs): a list fetched with other roots is not kept."""
+        self._cache.roots_answered(server_id, tuple(roots))
 
     async def serve_subscriptions(
         self, server_id: str, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -144,5 +171,8 @@ class ResourceBroker:
         self._subscriptions.handle_notification(server_id, notification)
 
     async def run(self) -> None:
-        """Deliver queued notifications until cancelled; the hub runs this once, in its task group."""
-        await self._subscriptions.run()
+        """Fetch lists in the background and deliver queued notifications until cancelled; the hub runs this once,
+        in its task group."""
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._cache.run)
+            await self._subscriptions.run()

@@ -2,8 +2,10 @@
 
 A cursor is JSON of :class:`CursorState` (short keys keep it small: readable names in Python, one-letter aliases on
 the wire), then an HMAC under a key made when the broker starts: a cursor this process did not make, or made for
-another listing, is refused. A :class:`Walk` also remembers short hashes of the upstream cursors it followed, so a
-server that repeats one is stopped instead of walked forever.
+another listing, is refused. A :class:`Walk` names the kept list of a server it reads (its generation, see
+:mod:`host_bridge.hub.resources.cache`) and how far it read, never an upstream cursor, so a cursor stays small
+whatever the servers send. :class:`UpstreamWalk` follows one server's own cursors while its list is fetched: a server
+that repeats one, or pages on past ``max_pages``, is stopped instead of walked forever.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,25 +30,34 @@ _CONFIG = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=Tr
 
 
 class Walk(BaseModel):
-    """One server's progress through a paginated listing, carried in the cursor."""
+    """One server's progress through a listing, carried in the cursor."""
 
     model_config = _CONFIG
 
     server: str = Field(validation_alias="id", serialization_alias="id")
     """The server walked."""
-    cursor: str | None = Field(default=None, validation_alias="c", serialization_alias="c")
-    """The upstream cursor of the next page; ``None`` for the first."""
-    pages: int = Field(default=0, ge=0, validation_alias="n", serialization_alias="n")
-    """Pages fetched so far."""
-    seen: str = Field(default="", pattern=r"^[0-9a-f]*$", validation_alias="h", serialization_alias="h")
-    """Short hashes of the upstream cursors seen, concatenated."""
+    generation: int = Field(default=0, ge=0, validation_alias="g", serialization_alias="g")
+    """The kept list it reads (:attr:`Snapshot.generation`); 0 before the first page."""
+    offset: int = Field(default=0, ge=0, validation_alias="o", serialization_alias="o")
+    """Resources of that list handed out so far."""
     done: bool = Field(default=False, validation_alias="d", serialization_alias="d")
     """The walk is finished (end reached, cut short or failed)."""
 
-    def has_seen(self, digest: str) -> bool:
-        """Whether a cursor with this hash was already handed out."""
-        step = HASH_CHARS
-        return any(self.seen[i : i + step] == digest for i in range(0, len(self.seen), step))
+
+@dataclass
+class UpstreamWalk:
+    """A server's own pagination while its list is fetched: its next cursor, pages so far, cursors seen."""
+
+    server: str
+    """The server walked."""
+    cursor: str | None = None
+    """The upstream cursor of the next page; ``None`` for the first."""
+    pages: int = 0
+    """Pages fetched so far."""
+    seen: set[str] = field(default_factory=set[str])
+    """Short hashes of the upstream cursors seen (a hostile cursor may be megabytes long)."""
+    done: bool = False
+    """The walk is finished (end reached or cut short)."""
 
     def advance(self, next_cursor: str | None, what: str, max_pages: int) -> str | None:
         """Move past a fetched page; stop on the last page, a repeated cursor or the page cap (then say why)."""
@@ -54,13 +66,13 @@ class Walk(BaseModel):
             self.done = True
             return None
         digest = hashlib.sha256(next_cursor.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
-        if self.has_seen(digest) or next_cursor == self.cursor:
+        if digest in self.seen or next_cursor == self.cursor:
             self.done = True
             return f"MCP server {self.server!r} repeated a pagination cursor; the list may be incomplete"
         if self.pages >= max_pages:
             self.done = True
             return f"MCP server {self.server!r} has more than {max_pages} pages of {what}; the list may be incomplete"
-        self.seen += digest
+        self.seen.add(digest)
         self.cursor = next_cursor
         return None
 
@@ -70,7 +82,7 @@ class CursorState(BaseModel):
 
     model_config = _CONFIG
 
-    version: Literal[1] = Field(default=1, validation_alias="v", serialization_alias="v")
+    version: Literal[2] = Field(default=2, validation_alias="v", serialization_alias="v")
     """Format of the cursor."""
     server: str | None = Field(default=None, validation_alias="s", serialization_alias="s")
     """The server of a single-server listing; ``None`` for an aggregated one."""

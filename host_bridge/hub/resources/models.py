@@ -22,6 +22,17 @@ class ResourceSettings(WireModel):
     """Largest decoded size of one read (all its contents together)."""
     max_pages: int = Field(default=1000, gt=0)
     """Most pages fetched from one server in one listing walk."""
+    max_listed_resources: int = Field(default=50_000, gt=0)
+    """Most resources kept of one server's list (:mod:`~host_bridge.hub.resources.cache`); a longer list is cut there,
+    with a warning."""
+    max_listed_bytes: int = Field(default=32 * 2**20, gt=0)
+    """Most bytes kept of one server's list, counted as the JSON the editor receives (near enough); a bigger list is
+    cut there, with a warning."""
+    max_page_resources: int = Field(default=10_000, gt=0)
+    """Most resources in one page of a listing, whatever ``limit`` the editor asks for."""
+    revalidate_after: float = Field(default=1.0, ge=0)
+    """Seconds a kept list of a server that does not declare ``listChanged`` is shown without asking the server again
+    when a listing begins (it is asked in the background, and the editor told if its list changed)."""
     max_uri_length: int = Field(default=65_536, gt=0)
     """Longest URI sent to a server (expanded templates included)."""
     update_interval: float = Field(default=0.1, ge=0)

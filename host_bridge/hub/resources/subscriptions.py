@@ -103,15 +103,22 @@ class Subscriptions:
         on_updated: Callable[[str, str], None] | None = None,
         on_list_changed: Callable[[str], None] | None = None,
         on_notice: Callable[[str, str], None] | None = None,
+        on_list_stale: Callable[[str], None] | None = None,
+        on_listening: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``on_updated(server, uri)``, ``on_list_changed(server)`` and ``on_notice(server, message)`` are called
-        from :meth:`run`; ``clock`` (seconds) times the flood detection and exists for tests."""
+        from :meth:`run`; ``on_list_stale(server)`` at once when a server's list may have changed (its notification,
+        or a lost stream); ``on_listening(server)`` once the first listen stream of a 2026-07-28 connection that
+        declared ``listChanged`` is open (from then on no change of its list goes unnoticed); ``clock`` (seconds) times
+        the flood detection and exists for tests."""
         self._sources = sources
         self._settings = settings
         self._on_updated = on_updated
         self._on_list_changed = on_list_changed
         self._on_notice = on_notice
+        self._on_list_stale = on_list_stale
+        self._on_listening = on_listening
         self._clock = clock
         self._subscriptions: dict[str, dict[str, _Subscription]] = {}
         """Server id → its subscribed URIs that receive updates."""
@@ -301,6 +308,7 @@ class Subscriptions:
 
         delay = _RELISTEN_DELAY
         missed = False
+        listening = False
         try:
             while True:
                 generation = listener.wanted
@@ -315,6 +323,9 @@ class Subscriptions:
                         resources_list_changed=list_changed, resource_subscriptions=uris
                     ) as stream:
                         report(generation)
+                        if list_changed and not listening and self._on_listening is not None:
+                            _call(self._on_listening, server_id)
+                        listening = True
                         if missed:
                             self._refresh_all(server_id, list_changed)
                             missed = False
@@ -364,6 +375,7 @@ class Subscriptions:
         for uri in self._subscriptions.get(server_id, {}):
             self._pending_updates[(server_id, uri)] = None
         if list_changed:
+            self._stale(server_id)
             self._pending_lists[server_id] = None
         self._wake_flusher()
 
@@ -405,9 +417,18 @@ class Subscriptions:
         self._wake_flusher()
 
     def _list_changed(self, server_id: str) -> None:
+        self._stale(server_id)
+        self.report_list_changed(server_id)
+
+    def report_list_changed(self, server_id: str) -> None:
+        """Tell the editor (coalesced, through :meth:`run`) that the server's list changed."""
         if server_id in self._subscriptions or server_id in self._sources.resource_servers():
             self._pending_lists[server_id] = None
             self._wake_flusher()
+
+    def _stale(self, server_id: str) -> None:
+        if self._on_list_stale is not None:
+            _call(self._on_list_stale, server_id)
 
     def _wake_flusher(self) -> None:
         if self._wake is not None:

@@ -307,6 +307,20 @@ describe("the sidecar driven over stdio with the generated protocol types", () =
     expect(third.nextCursor).toBeUndefined();
   });
 
+  it("lists with a limit from the sidecar's kept list, as the picker does: a short first page, then the rest", async () => {
+    const first = await request(protocol.listResources, { server: "res", limit: 7 });
+    expect(first.items.map((item) => item.uri)).toEqual(range(0, 7).map((i) => `test://res/${i}`));
+    const rest: protocol.ResourceItem[] = [];
+    let cursor = first.nextCursor;
+    while (cursor !== undefined) {
+      const page = await request(protocol.listResources, { server: "res", cursor, limit: 10_000 });
+      expect(page.warnings).toEqual([]);
+      rest.push(...page.items);
+      cursor = page.nextCursor;
+    }
+    expect(rest.map((item) => item.uri)).toEqual(range(7, 25).map((i) => `test://res/${i}`));
+  });
+
   it("filters each page by query, ignoring case", async () => {
     const first = await request(protocol.listResources, { server: "res", query: "RES/2" });
     expect(first.items.map((item) => item.uri)).toEqual(["test://res/2"]);

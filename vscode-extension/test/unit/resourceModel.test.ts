@@ -39,6 +39,8 @@ function describeRows(rows: readonly Row[]): string[] {
         return row.item.name;
       case "template":
         return `T ${row.item.name}`;
+      case "more":
+        return `… ${row.hidden} more${row.server === undefined ? "" : ` of ${row.server}`}`;
     }
   });
 }

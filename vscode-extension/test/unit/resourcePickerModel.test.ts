@@ -4,20 +4,29 @@ import type { Row } from "../../src/resourceModel";
 import { ResourceCatalog } from "../../src/resourceModel";
 import {
   FILTER_PLACEHOLDER,
+  FIRST_PAGE,
+  MAX_SHOWN,
   ListingCache,
   NOTICE_DETAIL,
+  PAGE_LIMIT,
   type RowItem,
   RowItems,
+  RENDER_INTERVAL_MS,
   Throttle,
   comingUp,
+  filterRows,
   itemToHighlight,
   listAllPages,
-  listingFingerprint,
+  moreText,
+  type CachedListing,
   pickerPlaceholder,
   renderInterval,
   sameEntry,
+  sameListing,
   serverNotice,
+  shares,
   sidecarNotice,
+  windowRows,
 } from "../../src/resourcePickerModel";
 
 /** `vscode.QuickPickItemKind.Separator`. */
@@ -200,34 +209,43 @@ describe("sidecarNotice", () => {
 });
 
 describe("renderInterval", () => {
-  it("replaces a short list every 200 ms and a long one less often, in proportion to its length", () => {
-    expect(renderInterval(0)).toBe(200);
-    expect(renderInterval(1000)).toBe(200);
-    expect(renderInterval(5000)).toBe(1000);
-    expect(renderInterval(10_000)).toBe(2000);
+  it("replaces a short list every 100 ms, a longer one less often, and one shown in part every 200 ms", () => {
+    expect(renderInterval(0)).toBe(100);
+    expect(renderInterval(500)).toBe(100);
+    expect(renderInterval(750)).toBe(150);
+    expect(renderInterval(MAX_SHOWN)).toBe(200);
+    expect(renderInterval(10_000)).toBe(200);
   });
 });
 
 describe("ListingCache", () => {
-  function kept(names: string[]): {
-    group: NonNullable<ReturnType<ResourceCatalog["sortedGroup"]>>;
-    fingerprint: string;
-  } {
+  function kept(names: string[]): CachedListing {
     const catalog = new ResourceCatalog(["fs"]);
     const items = names.map((name) => resource("fs", name));
     catalog.addResources(items);
-    return {
-      group: catalog.sortedGroup("fs") ?? { resources: [], templates: [] },
-      fingerprint: listingFingerprint(items, []),
-    };
+    return { group: catalog.sortedGroup("fs") ?? { resources: [], templates: [] }, resources: items, templates: [] };
   }
 
   it("hands back a server's last listing while it runs on the same connection", () => {
     const cache = new ListingCache();
     const listing = kept(["a", "b"]);
-    cache.set(status({ id: "fs" }), listing);
-    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] }))).toBe(listing);
+    cache.set(status({ id: "fs", sharedRoots: [{ uri: "file:///x" }, { uri: "file:///y" }] }), listing);
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///y" }, { uri: "file:///x", name: "x" }] }))).toBe(
+      listing,
+    );
     expect(cache.get(status({ id: "other" }))).toBeUndefined();
+  });
+
+  it("never hands back a listing made while other folders were shared with its server", () => {
+    const cache = new ListingCache();
+    const shared = status({ id: "fs", sharedRoots: [{ uri: "file:///x" }] });
+    cache.set(shared, kept(["secret"]));
+    expect(cache.get(status({ id: "fs", sharedRoots: [] }))).toBeUndefined();
+    expect(cache.get(status({ id: "fs", sharedRoots: [{ uri: "file:///x/sub" }] }))).toBeUndefined();
+
+    expect(cache.serverChanged(status({ id: "fs", sharedRoots: [] }))).toBe(true);
+    expect(cache.get(shared)).toBeUndefined();
+    expect(cache.serverChanged(shared)).toBe(false);
   });
 
   it("drops a listing once its server stopped running, restarted with other capabilities, or said its list changed", () => {
@@ -258,16 +276,16 @@ describe("ListingCache", () => {
     ]);
   });
 
-  it("tells a fresh listing that brings nothing new by its fingerprint", () => {
-    const items = [resource("fs", "a"), resource("fs", "b")];
-    expect(listingFingerprint(items, [])).toBe(
-      listingFingerprint(
-        items.map((item) => ({ ...item })),
-        [],
-      ),
-    );
-    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint([items[0]], []));
-    expect(listingFingerprint(items, [])).not.toBe(listingFingerprint(items, [template("fs", "t")]));
+  it("tells a fresh listing that brings nothing new, field by field", () => {
+    const [a, b] = [resource("fs", "a", { annotations: { priority: 1 } }), resource("fs", "b")];
+    const kept = { resources: [a, b], templates: [] };
+    const copy = (item: protocol.ResourceItem): protocol.ResourceItem =>
+      JSON.parse(JSON.stringify(item)) as protocol.ResourceItem;
+    expect(sameListing(kept, { resources: [copy(a), copy(b)], templates: [] })).toBe(true);
+    expect(sameListing(kept, { resources: [a], templates: [] })).toBe(false);
+    expect(sameListing(kept, { resources: [a, b], templates: [template("fs", "t")] })).toBe(false);
+    expect(sameListing(kept, { resources: [{ ...a, annotations: { priority: 0.5 } }, b], templates: [] })).toBe(false);
+    expect(sameListing(kept, { resources: [a, { ...b, title: "B" }], templates: [] })).toBe(false);
   });
 });
 
@@ -340,7 +358,7 @@ function page(items: string[], nextCursor?: string): protocol.ResourcePage {
 }
 
 describe("listAllPages", () => {
-  it("follows the cursors to the last page, handing out each page as it comes", async () => {
+  it("follows the cursors to the last page, a short one first, handing out each page as it comes", async () => {
     const pages: Record<string, protocol.ResourcePage> = {
       "": page(["a"], "c1"),
       c1: page(["b"], "c2"),
@@ -358,7 +376,11 @@ describe("listAllPages", () => {
       () => false,
     );
     expect(end).toBe("done");
-    expect(asked).toEqual([{ server: "fs" }, { server: "fs", cursor: "c1" }, { server: "fs", cursor: "c2" }]);
+    expect(asked).toEqual([
+      { server: "fs", limit: FIRST_PAGE },
+      { server: "fs", cursor: "c1", limit: PAGE_LIMIT },
+      { server: "fs", cursor: "c2", limit: PAGE_LIMIT },
+    ]);
     expect(got).toEqual([["a"], ["b"], ["c"]]);
   });
 
@@ -450,5 +472,154 @@ describe("Throttle", () => {
     throttle.cancel();
     vi.advanceTimersByTime(1000);
     expect(run).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("shares", () => {
+  it("gives each an even share of the limit and what one cannot use to the others", () => {
+    expect(shares([10, 10], 10)).toEqual([5, 5]);
+    expect(shares([2, 100, 0], 10)).toEqual([2, 8, 0]);
+    expect(shares([3, 3], 10)).toEqual([3, 3]);
+    expect(shares([5, 5, 5], 4)).toEqual([2, 1, 1]);
+    expect(shares([], 10)).toEqual([]);
+  });
+});
+
+/** A catalog of `servers` (id → how many resources, and templates) and its rows. */
+function bigCatalog(servers: Record<string, [number, number]>): ResourceCatalog {
+  const catalog = new ResourceCatalog(Object.keys(servers));
+  for (const [server, [resources, templates]] of Object.entries(servers)) {
+    catalog.addResources(
+      Array.from({ length: resources }, (_, index) => resource(server, `r${String(index).padStart(5, "0")}`)),
+    );
+    catalog.addTemplates(Array.from({ length: templates }, (_, index) => template(server, `t${index}`)));
+  }
+  return catalog;
+}
+
+function names(rows: readonly Row[]): string[] {
+  return rows.map((row) => {
+    switch (row.kind) {
+      case "resource":
+      case "template":
+        return `${row.item.server}:${row.item.name}`;
+      case "separator":
+        return `-- ${row.server}`;
+      case "more":
+        return `+${row.hidden}${row.server === undefined ? "" : ` ${row.server}`}`;
+      default:
+        return row.kind;
+    }
+  });
+}
+
+describe("windowRows", () => {
+  it("shows at most the limit, shared between servers, each server's templates first, saying what is left out", () => {
+    const catalog = bigCatalog({ big: [10, 2], small: [1, 0] });
+    catalog.addWarnings(["careful"]);
+    const shown = windowRows(catalog.rows(), 6, (server) => server.toUpperCase());
+    expect(names(shown)).toEqual([
+      "warning",
+      "-- big",
+      "big:r00000",
+      "big:r00001",
+      "big:r00002",
+      "+7 big",
+      "big:t0",
+      "big:t1",
+      "-- small",
+      "small:r00000",
+    ]);
+    const more = shown.find((row) => row.kind === "more");
+    expect(more).toEqual({ kind: "more", hidden: 7, server: "big", serverLabel: "BIG" });
+  });
+
+  it("keeps every row of a list within the limit, and a server's notice", () => {
+    const catalog = bigCatalog({ a: [2, 1] });
+    catalog.setNotice("b", { severity: "info", text: "b is starting" });
+    expect(windowRows(catalog.rows(), 10)).toEqual(catalog.rows());
+  });
+});
+
+describe("filterRows", () => {
+  const items = new RowItems(SEPARATOR);
+  const named = (server: string): string => `srv ${server}`;
+
+  it("keeps what the filter matches, label matches first, warnings and notices always, separators never", () => {
+    const catalog = bigCatalog({ a: [3, 0] });
+    catalog.addResources([resource("a", "zeta", { description: "about r00002" })]);
+    catalog.addWarnings(["careful"]);
+    const rows = catalog.rows().map((row) => items.itemFor(row, named));
+    const kept = filterRows(rows, "r00002", 10, (hidden) => items.itemFor({ kind: "more", hidden }));
+    expect(names(kept.map((item) => item.row))).toEqual(["warning", "a:r00002", "a:zeta"]);
+  });
+
+  it("cuts the matches at the limit and says how many more match", () => {
+    const rows = bigCatalog({ a: [30, 0] })
+      .rows()
+      .map((row) => items.itemFor(row, named));
+    const kept = filterRows(rows, "r000", 5, (hidden) => items.itemFor({ kind: "more", hidden }));
+    expect(names(kept.map((item) => item.row))).toEqual([
+      "a:r00000",
+      "a:r00001",
+      "a:r00002",
+      "a:r00003",
+      "a:r00004",
+      "+25",
+    ]);
+    const more = kept[kept.length - 1];
+    expect(more?.label).toBe("$(search) 25 more matches are not shown: type more to narrow the list");
+    expect(more?.alwaysShow).toBe(true);
+  });
+
+  it("finds the last of 10 000 resources by name and hands the window only its matches", () => {
+    const rows = bigCatalog({ many: [10_000, 0] })
+      .rows()
+      .map((row) => items.itemFor(row, named));
+    const kept = filterRows(rows, "r09999", MAX_SHOWN, (hidden) => items.itemFor({ kind: "more", hidden }));
+    expect(names(kept.map((item) => item.row))).toEqual(["many:r09999"]);
+  });
+});
+
+describe("moreText", () => {
+  it("says how many rows of a server are left out, or how many matches", () => {
+    expect(moreText({ kind: "more", hidden: 9000, server: "m", serverLabel: "many" })).toBe(
+      "9,000 more of “many” are not shown: type to find them",
+    );
+    expect(moreText({ kind: "more", hidden: 1 })).toBe("1 more match is not shown: type more to narrow the list");
+  });
+});
+
+describe("redrawing while a long listing arrives", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("replaces the list a bounded number of times, with at most MAX_SHOWN items each: linear in all", () => {
+    // As the picker does: the first page is drawn at once, later ones at most every renderInterval, the last at once.
+    const catalog = new ResourceCatalog(["many"]);
+    const itemsHanded: number[] = [];
+    const renders = new Throttle(
+      () => itemsHanded.push(windowRows(catalog.rows(), MAX_SHOWN).length),
+      () => renderInterval(catalog.size),
+    );
+    for (let page = 0; page < 100; page += 1) {
+      catalog.addResources(
+        Array.from({ length: 100 }, (_, index) => resource("many", `r${String(page * 100 + index).padStart(5, "0")}`)),
+      );
+      if (page === 0) {
+        renders.now();
+      } else {
+        renders.schedule();
+      }
+      vi.advanceTimersByTime(20); // a page every 20 ms: 2 s for 10 000 resources
+    }
+    renders.now();
+    expect(itemsHanded.length).toBeLessThanOrEqual(2 + Math.ceil(2000 / RENDER_INTERVAL_MS));
+    expect(Math.max(...itemsHanded)).toBeLessThanOrEqual(MAX_SHOWN + 2);
+    expect(itemsHanded[itemsHanded.length - 1]).toBe(MAX_SHOWN + 2); // separator, rows, "more"
   });
 });

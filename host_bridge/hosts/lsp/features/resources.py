@@ -38,7 +38,7 @@ class ResourcesFeature(Feature):
             work.report(f"asking {params.server}")
         else:
             work.report(f"asking {len(hub.resource_servers())} MCP servers")
-        page = await hub.broker.list_resources(params.server, params.cursor, params.query)
+        page = await hub.broker.list_resources(params.server, params.cursor, params.query, params.limit)
         more = "; more to come" if page.next_cursor else ""
         work.outcome = f"{len(page.items)} resources{more}"
         return page
