@@ -363,6 +363,10 @@ class ServerConnection:
         with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
             async with client:
                 handshake.deadline = math.inf
+                if self._restart_requested or self._stop_requested:
+                    # Asked for during the handshake (its folders changed, and its command line or sandbox holds
+                    # them): this process is never reported running, with folders it was not started with.
+                    return
                 self._client = client
                 self.protocol_version = client.protocol_version
                 self.server_info = client.server_info

@@ -18,6 +18,7 @@ from support.servers import python_server
 
 from host_bridge.hub.audit import read_audit
 from host_bridge.hub.connection import ConnectionSettings
+from host_bridge.hub.models import ServerState
 from host_bridge.uris import canonical_path
 
 pytestmark = [
@@ -125,6 +126,35 @@ async def test_the_default_sandbox_refuses_what_was_not_shared_and_a_consent_cha
 
     launches = [e for e in read_audit(str(tmp_path / "storage")) if e.kind == "launch"]
     assert launches and "Landlock" in (launches[-1].sandbox or "")
+
+
+async def test_a_folder_shared_during_the_handshake_restarts_the_server_before_it_is_ever_reported_running(
+    tmp_path: Path, world: dict[str, Path]
+) -> None:
+    # Folders are asked about while a server starts; a server whose command line (or sandbox) holds its folders was
+    # fixed when it was spawned, so an answer that comes during the handshake restarts it. The process started
+    # without the folder must never be reported running (a listing then failed, and the status said it shared a
+    # folder that process was never given).
+    webapp, gate = world["webapp"], tmp_path / "gate"
+    entry = python_server("sandbox_probe", "--hold-until", str(gate), "${hostBridge:sharedFolders}")
+    entry["sandbox"] = "off"
+    async with running_hub(
+        tmp_path / "storage", configs({"probe": entry}), [folder_candidate(webapp)], connection_settings=QUICK
+    ) as h:
+        # Spawned (nothing is said then, so it is polled for) and held in its handshake.
+        await h.recorder.wait_for(lambda: h.hub.connection("probe").launch is not None, poll=0.05)
+        h.allow("probe", webapp)
+        gate.touch()
+        await h.recorder.wait_for(
+            lambda: (
+                (launch := h.hub.connection("probe").launch) is not None
+                and launch.folders == (str(webapp),)
+                and h.state("probe") == "running"
+            )
+        )
+        states = [s.state for s in h.recorder.statuses if s.id == "probe"]
+        assert states.count(ServerState.RUNNING) == 1, [s.value for s in states]
+        assert (await call(h, "probe", "started_with"))["argv"] == ["--hold-until", str(gate), str(webapp)]
 
 
 async def test_shared_folders_in_the_command_line_are_exactly_the_allowed_folders_and_follow_every_change(

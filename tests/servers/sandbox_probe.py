@@ -12,7 +12,11 @@ stderr as Python prints it (``PermissionError: [Errno 13] Permission denied: '/p
 The tool ``started_with`` reports its own ``argv``, process id, working directory and ``SHARED_FOLDERS`` variable
 (what ``${hostBridge:sharedFolders}`` expanded to).
 
-Usage: ``python tests/servers/sandbox_probe.py [--startup-read PATH]… [--startup-write PATH]… [FOLDER…]``.
+With ``--hold-until PATH`` it answers nothing, not even ``initialize``, until ``PATH`` exists (a server slow to
+start).
+
+Usage: ``python tests/servers/sandbox_probe.py [--startup-read PATH]… [--startup-write PATH]… [--hold-until PATH]
+[FOLDER…]``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import traceback
 
 from fixture_support import configure_logging
@@ -82,12 +87,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Fixture MCP server that reports what the OS let it touch.")
     parser.add_argument("--startup-read", action="append", default=[], metavar="PATH", help="read PATH at start")
     parser.add_argument("--startup-write", action="append", default=[], metavar="PATH", help="write PATH at start")
+    parser.add_argument(
+        "--hold-until", metavar="PATH", help="answer nothing (not even initialize) until PATH exists: a slow start"
+    )
     parser.add_argument("folders", nargs="*", metavar="FOLDER", help="folders it was given (reported by started_with)")
     options = parser.parse_args()
     for path in options.startup_read:
         attempt("read", path)
     for path in options.startup_write:
         attempt("write", path)
+    while options.hold_until and not os.path.exists(options.hold_until):
+        time.sleep(0.05)
     server.run("stdio")
 
 
