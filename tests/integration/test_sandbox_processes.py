@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -309,7 +310,12 @@ def npm_package(folder: Path, script: str) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
-def test_npx_installs_and_runs_a_package_in_a_fresh_home_under_the_default_policy(layout: Layout) -> None:
+def test_npx_installs_and_runs_a_package_in_a_fresh_home_under_the_default_policy(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # npm's own default cache (in the home), not one this machine's environment may name.
+    for name in [n for n in os.environ if n.lower() == "npm_config_cache"]:
+        monkeypatch.delenv(name)
     script = (
         "const fs = require('fs');\n"
         "let ssh = 'read';\n"
