@@ -99,10 +99,9 @@ function recorder(): {
 }
 
 /** Every `__pycache__` folder under `folder`. */
-function pycaches(folder: string): string[] {
-  return readdirSync(folder, { recursive: true, encoding: "utf8" }).filter(
-    (name) => path.basename(name) === "__pycache__",
-  );
+/** The compiled modules under `folder` (paths relative to it). */
+function compiledFiles(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".pyc"));
 }
 
 /** Two workspace folders with a README each, and a storage folder. */
@@ -210,7 +209,17 @@ describe("first start of the linux-x64 package: the sidecar runs from the packag
   it("answers initialize and status for every available Python, ignoring PYTHONPATH, PYTHONHOME and user site-packages", async () => {
     expect(pythons.length, "python3 without host_bridge must be on PATH").toBeGreaterThan(0);
     const lib = path.join(path.dirname(bundle.launcher), "lib");
-    expect(pycaches(lib), "a fresh package has nothing compiled").toEqual([]);
+    // A fresh package holds compiled modules only for the Pythons its bundle.json says it was compiled for.
+    const manifest = JSON.parse(readFileSync(path.join(path.dirname(bundle.launcher), "bundle.json"), "utf8")) as {
+      compiled: string[];
+    };
+    const tags = new Set(manifest.compiled.map((version) => `cpython-${version.replace(".", "")}`));
+    const fresh = compiledFiles(lib);
+    expect(fresh.length, "the package carries compiled modules").toBeGreaterThan(0);
+    expect(
+      fresh.filter((file) => !tags.has(file.split(".").at(-2) ?? "")),
+      "compiled only for the Pythons bundle.json names",
+    ).toEqual([]);
     // What a user's environment may hold: a broken pydantic and host_bridge first on PYTHONPATH and in the user's
     // site-packages, and a PYTHONHOME that would break the standard library.
     const shadow = path.join(scratch, "shadow");
@@ -239,8 +248,13 @@ describe("first start of the linux-x64 package: the sidecar runs from the packag
       expect(status.servers).toEqual([]);
       console.log(`first start from the package's libraries with Python ${python.version}: ${Date.now() - started} ms`);
     }
-    // Python wrote the compiled modules next to the libraries: the next start does not compile them again.
-    expect(existsSync(path.join(lib, "common", "host_bridge", "__pycache__"))).toBe(true);
+    // Each Python found its compiled modules in the package or wrote them next to the libraries: the next start does
+    // not compile them again.
+    const compiledFor = new Set(compiledFiles(lib).map((file) => file.split(".").at(-2)));
+    for (const python of pythons) {
+      const [major, minor] = python.version.split(".");
+      expect(compiledFor.has(`cpython-${major}${minor}`), python.version).toBe(true);
+    }
   }, 600_000);
 
   it("ignores the site-packages and .pth files of the interpreter it runs with", async () => {
