@@ -374,10 +374,6 @@ class ServerConnection:
                 self._set_state(ServerState.RUNNING)
                 async with anyio.create_task_group() as helpers:
                     helpers.start_soon(self._serve_connected, client)
-                    if self._answered is not None and self._answered != tuple(self._roots()):
-                        # Consent changed during the handshake, after the server had fetched its roots (it is asked
-                        # about while it starts): tell it now, as roots_changed did not while it was starting.
-                        helpers.start_soon(self.roots_changed, tuple(self._roots()))
                     await self._wait_for_wake()
                     self._client = None
                     helpers.cancel_scope.cancel()
