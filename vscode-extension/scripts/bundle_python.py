@@ -104,14 +104,15 @@ class DownloadError(Exception):
     """pip could not download a requirement; the message holds pip's errors."""
 
 
-def download(requirements: list[str], target: Target, python: tuple[int, int], cache: Path) -> None:
-    """``pip download`` the best wheel of each requirement for ``python`` on ``target`` into ``cache``."""
+def pip_for(action: str, target: Target, python: tuple[int, int]) -> list[str]:
+    """``pip <action>`` of wheels only, without dependencies, for CPython ``python`` on ``target`` (not this
+    machine's own interpreter and platform)."""
     platforms = [arg for platform in target.platforms for arg in ("--platform", platform)]
-    command = [
+    return [
         sys.executable,
         "-m",
         "pip",
-        "download",
+        action,
         "--quiet",
         "--disable-pip-version-check",
         "--no-deps",
@@ -121,12 +122,14 @@ def download(requirements: list[str], target: Target, python: tuple[int, int], c
         "--python-version",
         python_label(python),
         "--abi",
-        f"cp{python[0]}{python[1]}",
+        python_tag(python),
         *platforms,
-        "--dest",
-        str(cache),
-        *requirements,
     ]
+
+
+def download(requirements: list[str], target: Target, python: tuple[int, int], cache: Path) -> None:
+    """``pip download`` the best wheel of each requirement for ``python`` on ``target`` into ``cache``."""
+    command = [*pip_for("download", target, python), "--dest", str(cache), *requirements]
     print(f"  downloading for {target.name}, CPython {python_label(python)}: {' '.join(requirements)}")
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -198,25 +201,10 @@ def install_target(wheels: list[Path], target: Target, python: tuple[int, int], 
     """``pip install --target into`` the given wheels as CPython ``python`` on ``target`` would (no index, no
     dependencies: the wheels are the resolved closure), then drop what does not belong in a package: the console
     scripts (``bin/``) and ``direct_url.json`` (it names this machine's wheel cache), also from each ``RECORD``."""
-    platforms = [arg for platform in target.platforms for arg in ("--platform", platform)]
     command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
+        *pip_for("install", target, python),
         "--no-index",
-        "--no-deps",
         "--no-compile",
-        "--only-binary=:all:",
-        "--implementation",
-        "cp",
-        "--python-version",
-        python_label(python),
-        "--abi",
-        python_tag(python),
-        *platforms,
         "--target",
         str(into),
         *map(str, wheels),
