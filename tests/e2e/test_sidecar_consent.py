@@ -14,7 +14,7 @@ from lsprotocol import types
 from support.folders import folder_uri
 from support.records import recorded_roots, until_recorded
 from support.servers import roots_recorder
-from support.sidecar import BridgeClient, EditorRefusal, another_sidecar, options
+from support.sidecar import WAIT, BridgeClient, EditorRefusal, allow_all, another_sidecar, options
 
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
@@ -199,6 +199,34 @@ async def test_a_consent_prompt_that_is_never_answered_times_out_shares_nothing_
         await later.until(lambda: len(later.asks) == 1)
         assert [r["uri"] for r in later.asks[0]["roots"]] == [folder_uri(first)]
     never.set()
+
+
+@pytest.mark.asyncio
+async def test_a_consent_prompt_that_times_out_is_withdrawn_from_the_editor_and_an_answer_after_that_shares_nothing(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    """The sidecar sends ``$/cancelRequest`` for a question it stopped waiting for; an Allow the user clicks later
+    is dropped without an error."""
+    first, _ = folders
+    record = tmp_path / "roots.jsonl"
+    withdrawn = asyncio.Event()
+
+    async def allow_too_late(params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            withdrawn.set()
+        return allow_all(params)
+
+    client.answer_consent = allow_too_late
+    session = options(tmp_path, {"rec": roots_recorder(record)}, consentTimeout=0.5)
+    await client.start_session([first], session, consent_ui=True)
+
+    await asyncio.wait_for(withdrawn.wait(), WAIT)
+    status = (await client.request("hostBridge/status"))["servers"][0]
+    assert status["sharedRoots"] == []
+    assert all(answer == [] for answer in recorded_roots(record))
+    assert not [line for line in client.logs("") if "failed" in line.lower()], "the late answer was not an error"
 
 
 @pytest.mark.asyncio

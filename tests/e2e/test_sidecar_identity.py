@@ -15,7 +15,7 @@ from support.consent_store import lock_held
 from support.folders import folder_uri
 from support.records import recorded_roots, until_recorded
 from support.servers import peer_server, roots_recorder
-from support.sidecar import WAIT, BridgeClient, allow_all, another_sidecar, options
+from support.sidecar import WAIT, BridgeClient, allow_all, another_sidecar, options, state_of
 
 from host_bridge.uris import path_to_uri
 
@@ -50,9 +50,14 @@ async def test_two_servers_with_the_same_command_are_asked_separately_and_one_an
     same = peer_server("server-filesystem")
     await client.start_session(list(folders), options(tmp_path, {"a": same, "b": same}), consent_ui=True)
 
-    await client.until(lambda: updates(client, "b") == ["1"])
+    def a_running_after_asks() -> bool:
+        return len(client.asks) == 2 and state_of(client.statuses, "a") == "running"
+
+    await client.until(lambda: updates(client, "b") == ["1"] and a_running_after_asks())
+    client.statuses.clear()
     await client.request("hostBridge/restartServer", {"server": "a"})
     await client.until(lambda: len(client.logs("[a] Secure MCP Filesystem Server running")) == 2)
+    await client.until(lambda: state_of(client.statuses, "a") == "running")
     status = await client.request("hostBridge/status")
     a, b = status["servers"]
     assert a["identity"] != b["identity"] and a["command"] == b["command"]

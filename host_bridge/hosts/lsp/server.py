@@ -18,8 +18,9 @@ import json
 import logging
 import signal
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import cattrs
@@ -136,6 +137,38 @@ class HostBridgeProtocol(LanguageServerProtocol):
                 logger.warning("ignoring a malformed %r message from the editor", message.get("method"))
             return
         self.handle_message(cast(RPCMessage, structured))
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: str | int | None = None,
+    ) -> Future[Any]:
+        """pygls' request to the editor, except that when the sidecar stops waiting for the answer (a timeout, a
+        server restarted while its question was open, shutdown) the editor is told with ``$/cancelRequest``, so it
+        can close the question instead of showing the user one nobody waits for."""
+        sent_id = msg_id if msg_id is not None else str(uuid.uuid4())
+        future = super().send_request(method, params, callback, sent_id)
+
+        def abandoned(finished: Future[Any]) -> None:
+            if finished.cancelled() and self._request_futures.get(sent_id) is finished:
+                del self._request_futures[sent_id]
+                if self.writer is not None and not self._shutdown:
+                    self.notify(types.CANCEL_REQUEST, types.CancelParams(id=sent_id))
+
+        future.add_done_callback(abandoned)
+        return future
+
+    def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        """pygls' handling of the editor's answer, except that an answer to a request the sidecar no longer waits
+        for (it was cancelled, see :meth:`send_request`) is dropped with a debug line instead of an error."""
+        future = self._request_futures.get(msg_id)
+        if future is None or future.done():
+            self._request_futures.pop(msg_id, None)
+            logger.debug("the editor answered request %r after the sidecar stopped waiting for it; ignored", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
 
     def _serialize_message(self, data: Any) -> Any:
         """pygls' conversion of a message to JSON, except that the answer to a ``hostBridge/*`` request (a plain
