@@ -160,6 +160,8 @@ class ServerConnection:
         self._events = events
         self.launch: Launch | None = None
         """How the stdio server was last started (its folders and sandbox)."""
+        self.process_started = False
+        """Its process of this start exists (stdio): a starting server that is not a command that failed to run."""
         self.roots_asked_at: datetime | None = None
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
         self._refused: set[str] = set()
@@ -335,6 +337,7 @@ class ServerConnection:
         self._lost = None
         self._answered = None
         self._fetched_since_notify = False
+        self.process_started = False
         self.starts += 1
         try:
             async with anyio.create_task_group() as tasks:
@@ -374,6 +377,10 @@ class ServerConnection:
                 self._set_state(ServerState.RUNNING)
                 async with anyio.create_task_group() as helpers:
                     helpers.start_soon(self._serve_connected, client)
+                    if self._answered is not None and self._answered != tuple(self._roots()):
+                        # Consent changed during the handshake, after the server had fetched its roots (it is asked
+                        # about while it starts): tell it now, as roots_changed did not while it was starting.
+                        helpers.start_soon(self.roots_changed, tuple(self._roots()))
                     await self._wait_for_wake()
                     self._client = None
                     helpers.cancel_scope.cancel()
@@ -428,6 +435,7 @@ class ServerConnection:
             server=self.id,
             on_lost=self._lose,
             on_exit=self._exited,
+            on_started=self._process_started,
             max_line_bytes=settings.max_line_bytes,
             limits=limits,
         )
@@ -478,6 +486,11 @@ class ServerConnection:
                 self._lose(f"sent more than {self.settings.malformed_budget} malformed messages in a minute")
             return
         self._events.notification(self, message)
+
+    def _process_started(self) -> None:
+        self.process_started = True
+        if self.state is ServerState.STARTING:
+            self._events.state_changed(self)  # not a new state, but now its folders may be asked about
 
     def _exited(self, status: int | None) -> None:
         if status is not None:

@@ -172,6 +172,7 @@ async def stdio_transport(
     limits: AnswerLimits | None = None,
     preexec_fn: Callable[[], None] | None = None,
     on_exit: Callable[[int | None], None] | None = None,
+    on_started: Callable[[], None] | None = None,
 ) -> AsyncGenerator[Streams]:
     """Start ``command`` with ``args`` and exchange newline-delimited JSON-RPC with it over its stdin/stdout.
 
@@ -184,13 +185,16 @@ async def stdio_transport(
     stream end. ``limits`` caps the items of answers (:class:`~host_bridge.hub.limits.AnswerLimits`).
     ``preexec_fn`` runs in the forked child before ``exec`` (the OS sandbox; it must end with the parent-death
     signal, :func:`host_bridge.procs.die_with_parent`, which is the default). ``on_exit`` hears the process's
-    return code once it is stopped (negative: the signal that ended it). Raises ``OSError`` when the command
+    return code once it is stopped (negative: the signal that ended it); ``on_started`` is called once the process
+    exists (before its handshake). Raises ``OSError`` when the command
     cannot be started, ``subprocess.SubprocessError`` when ``preexec_fn`` failed.
     """
     try:
         process = await _start(command, list(args), server_environment(env), cwd, stderr, preexec_fn)
     finally:
         os.close(stderr)
+    if on_started is not None:
+        on_started()
 
     assert process.stdin is not None and process.stdout is not None
     stdout = process.stdout

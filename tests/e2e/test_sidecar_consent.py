@@ -14,7 +14,7 @@ from lsprotocol import types
 from support.folders import folder_uri
 from support.records import recorded_roots, until_recorded
 from support.servers import roots_recorder
-from support.sidecar import WAIT, BridgeClient, EditorRefusal, allow_all, another_sidecar, options
+from support.sidecar import WAIT, BridgeClient, EditorRefusal, allow_all, allow_only, another_sidecar, options
 
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
@@ -37,6 +37,55 @@ def answer_by_action(answers: dict[str, str | None]) -> Any:
         return next((answers[title] for title in titles if title in answers), None)
 
     return answer
+
+
+# When the folders are asked about.
+
+
+def held_until(gate: Path, server: dict[str, Any]) -> dict[str, Any]:
+    """``server``'s config entry, started only once ``gate`` exists: a server slow to start (its handshake waits)."""
+    wait = 'while [ ! -e "$0" ]; do sleep 0.05; done; exec "$@"'
+    return {"type": "stdio", "command": "/bin/sh", "args": ["-c", wait, str(gate), server["command"], *server["args"]]}
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(sys.platform == "win32", reason="the slow server is a POSIX shell loop")
+async def test_folders_are_asked_about_while_the_server_starts_and_an_answer_given_then_is_its_first_roots(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, second = folders
+    gate, record = tmp_path / "gate", tmp_path / "roots.jsonl"
+    client.answer_consent = allow_only(folder_uri(first))
+    servers = {"rec": held_until(gate, roots_recorder(record))}
+    await client.start_session([first, second], options(tmp_path, servers), consent_ui=True)
+
+    await client.until(lambda: len(client.asks) == 1)
+    assert "running" not in states(client, "rec")
+    assert {r["uri"] for r in client.asks[0]["roots"]} == {folder_uri(first), folder_uri(second)}
+    gate.touch()
+
+    answers = await until_recorded(record, lambda answers: len(answers) >= 1)
+    assert answers[0] == [folder_uri(first)]
+
+
+@pytest.mark.asyncio
+async def test_a_server_whose_command_cannot_run_is_never_asked_about_while_one_that_starts_is(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    first, _ = folders
+    gate, record = tmp_path / "gate", tmp_path / "roots.jsonl"
+    client.answer_consent = allow_all
+    servers = {
+        "missing": {"type": "stdio", "command": str(tmp_path / "no-such-server"), "args": []},
+        "rec": held_until(gate, roots_recorder(record)),
+    }
+    await client.start_session([first], options(tmp_path, servers), consent_ui=True)
+
+    await client.until(lambda: "failed" in states(client, "missing") and len(client.asks) >= 1)
+    assert [ask["server"]["id"] for ask in client.asks] == ["rec"]
+    gate.touch()
+    await client.until(lambda: "running" in states(client, "rec"))
+    assert [ask["server"]["id"] for ask in client.asks] == ["rec"]
 
 
 # Trust through window/showMessageRequest.

@@ -1,16 +1,17 @@
 // Settings without a restart: a server added to `hostBridge.servers` starts in the running sidecar (the others keep
-// running), and its consent question waits while one of the extension's pickers is open instead of closing it.
-import { readFileSync, writeFileSync } from "node:fs";
+// running) and is asked about as it starts, and a consent question waits while one of the extension's pickers is
+// open instead of closing it.
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, filesystemServer, test } from "../support/fixtures";
 import { ServerLog, waitForExtensionLog } from "../support/serverLog";
 import { SERVER_FILESYSTEM } from "../support/paths";
-import { folderQuestion } from "../support/steps";
-import { waitFor } from "../support/workbench";
+import { writeWorkspaceServers } from "../support/folders";
+import { folderQuestion, trustQuestion } from "../support/steps";
 
 const RUNNING = /Secure MCP Filesystem Server running on stdio/;
 
-test("a server added to the settings starts without restarting the host bridge, and its question waits for the open picker", async ({ openEditor }) => {
+test("a server added to the settings starts without restarting the host bridge and is asked about as it starts, and a question waits for an open picker", async ({ folders, openEditor }) => {
   const wb = await openEditor({ servers: { files: filesystemServer() } });
   const files = new ServerLog(wb.server, "files");
   await wb.waitForDialog(folderQuestion("files"));
@@ -20,13 +21,10 @@ test("a server added to the settings starts without restarting the host bridge, 
   const sidecars = wb.sidecars().map((info) => info.pid);
   expect(sidecars).toHaveLength(1);
 
-  // The user adds a server in their settings.json and saves it. The new server waits for a flag file before it
-  // starts, so that the test can open a picker first.
-  const flag = path.join(wb.server.userDataDir, "more-may-start");
-  const more = { type: "stdio", command: "sh", args: ["-c", 'while [ ! -e "$0" ]; do sleep 0.1; done; exec node "$1"', flag, SERVER_FILESYSTEM] };
+  // The user adds a server in their settings.json and saves it; it is asked about as it starts.
   const settingsFile = path.join(wb.server.userDataDir, "User", "settings.json");
   const settings = JSON.parse(readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
-  settings["hostBridge.servers"] = { files: filesystemServer(), more };
+  settings["hostBridge.servers"] = { files: filesystemServer(), more: filesystemServer() };
   await wb.runCommand("Preferences: Open User Settings (JSON)");
   const editor = wb.page.locator(".monaco-editor .view-lines", { hasText: "hostBridge.servers" });
   await editor.click();
@@ -37,24 +35,27 @@ test("a server added to the settings starts without restarting the host bridge, 
   await wb.page.keyboard.press("Delete");
   await wb.page.keyboard.press("ControlOrMeta+S");
   await expect.poll(() => serversIn(settingsFile), { message: "settings.json to hold both servers" }).toEqual(settings["hostBridge.servers"]);
-  await waitFor("the sidecar to start the new server", () => (wb.processesRunning(flag).length > 0 ? true : undefined));
+  await wb.waitForDialog(folderQuestion("more"));
+  await wb.pressDialogButton("Don't Share");
+  await new ServerLog(wb.server, "more").waitForLine(RUNNING);
+  await expect(wb.status).toHaveText(/MCP 2 · no folders shared/);
   // Close the settings editor (it opens as a modal editor over the workbench).
   await wb.page.keyboard.press("Escape");
   await expect(editor).toBeHidden();
 
+  // With a picker open, a question waits until the picker closes (it would close it): here a server that the
+  // workspace's .vscode/mcp.json gains meanwhile, which asks for trust.
   await wb.runCommand("MCP: Show Server Status");
   await expect(wb.quickTitle).toHaveText("MCP Host Bridge: MCP Server Status");
-  writeFileSync(flag, "");
-
-  await new ServerLog(wb.server, "more").waitForLine(RUNNING);
-  await waitForExtensionLog(wb.server, /consent: the question of the MCP server “more” waits until the open picker closes/);
+  writeWorkspaceServers(folders.alpha, { third: filesystemServer() });
+  await waitForExtensionLog(wb.server, /consent: the question of the MCP server “third” waits until the open picker closes/);
   await expect(wb.quickTitle).toHaveText("MCP Host Bridge: MCP Server Status");
   await expect(wb.dialog).toBeHidden();
 
   await wb.page.keyboard.press("Escape");
-  await wb.waitForDialog(folderQuestion("more"));
-  await wb.pressDialogButton("Don't Share");
-  await expect(wb.status).toHaveText(/MCP 2 · no folders shared/);
+  await wb.waitForDialog(trustQuestion("third"));
+  await wb.pressDialogButton("Cancel");
+  await expect(wb.status).toHaveText(/MCP 2\/3 · no folders shared/);
   // Same sidecar; the server that did not change was not restarted.
   expect(wb.sidecars().map((info) => info.pid)).toEqual(sidecars);
   expect(files.lines().filter((line) => RUNNING.test(line))).toHaveLength(1);

@@ -1,6 +1,7 @@
 """Consent prompts and ``hostBridge/setConsent``.
 
-For each server, folders without a decision for its identity are asked about once per batch: with
+For each server that starts or runs, folders without a decision for its identity are asked about once per batch
+(from the moment its process exists: the question is about its configuration, not about anything it says): with
 ``hostBridge/askConsent`` when the editor declared ``experimental.hostBridge.consentUi``, else with
 ``window/showMessageRequest``. No answer, an error, a time-out or a folder missing from the answer means *not
 allowed*; nothing is recorded then, and the folder is not asked about again in this session. Folders the server
@@ -59,6 +60,20 @@ _ACTION_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"
 _Asked = list[tuple[Candidate, str]]
 """Candidates asked about, with their canonical paths."""
 
+_ASKED_STATES = (ServerState.STARTING, ServerState.RUNNING, ServerState.AWAITING_TRUST)
+"""States in which a server may have something to ask."""
+
+
+def _folders_askable(connection: ServerConnection) -> bool:
+    """Whether the server's folders may be asked about now: once it runs, or once its process started (stdio).
+
+    The question names only its configuration (what runs, which folders), so it is asked while the server starts
+    instead of after its handshake (a second or more for a Node server); an answer that comes before the handshake
+    ends is in its first ``roots/list``. Not before its process exists: a command that cannot run is not asked about.
+    """
+    state = connection.state
+    return state is ServerState.RUNNING or (state is ServerState.STARTING and connection.process_started)
+
 
 def _all_actions(count: int) -> dict[str, str]:
     """Action titles for a question about ``count`` folders at once, each saying it covers all of them."""
@@ -89,12 +104,12 @@ class ConsentFeature(Feature):
         """How many prompts were sent (tests and diagnostics)."""
 
     def server_changed(self, status: ServerStatus) -> None:
-        """A server became running or awaits trust: it may have something to ask.
+        """A server is starting, runs or awaits trust: it may have something to ask.
 
         The review is deferred to the next turn of the loop, so servers added together (a workspace file with
         several) are asked for trust in one batch.
         """
-        if status.state in (ServerState.RUNNING, ServerState.AWAITING_TRUST) and not self._review_scheduled:
+        if status.state in _ASKED_STATES and not self._review_scheduled:
             self._review_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_review)
 
@@ -188,12 +203,12 @@ class ConsentFeature(Feature):
             if state is ServerState.AWAITING_TRUST:
                 if connection.config.identity.key not in self._trust_asked:
                     untrusted.setdefault(connection.config.source, []).append(connection)
-            elif state is ServerState.RUNNING and (roots := self._unasked(core, connection)):
+            elif _folders_askable(connection) and (roots := self._unasked(core, connection)):
                 self._start_prompt(core, connection, roots, ())
         for first, *rest in untrusted.values():
             for connection in (first, *rest):
                 self._trust_asked.add(connection.config.identity.key)
-            # A message request asks for trust alone; its folders are asked about once the server runs.
+            # A message request asks for trust alone; its folders are asked about once the server starts.
             roots = self._unasked(core, first) if self._server.consent_ui else []
             self._start_prompt(core, first, roots, tuple(rest), trust_required=True)
 
