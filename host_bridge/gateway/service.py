@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import logging
 import math
 import os
@@ -96,6 +97,10 @@ LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
     "emergency",
 )
 """Logging levels, least severe first."""
+
+ACCEPT_RETRY = 0.1
+"""Seconds before accepting again when the process is out of descriptors."""
+_OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 _R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
@@ -180,7 +185,7 @@ class Gateway:
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
                 logger.info("the gateway listens on %s", path)
                 task_status.started()
-                await listener.serve(self._accept, task_group=tasks)
+                await self._listen(listener, tasks)
         finally:
             self._tasks = None
             registry.remove_files([*self._entry_files, path])
@@ -199,7 +204,33 @@ class Gateway:
 
     # Connections.
 
+    async def _listen(self, listener: anyio.abc.SocketListener, tasks: anyio.abc.TaskGroup) -> None:
+        """Accept connections until cancelled; running out of descriptors only pauses accepting."""
+        exhausted = False
+        while True:
+            try:
+                stream = await listener.accept()
+            except anyio.BrokenResourceError as error:
+                cause = error.__cause__
+                if not isinstance(cause, OSError) or cause.errno not in _OUT_OF_DESCRIPTORS:
+                    raise
+                if not exhausted:
+                    logger.warning("the gateway cannot accept connections for now: %s", cause.strerror or cause)
+                exhausted = True
+                # The pending connection stays queued until a descriptor is free: try again shortly.
+                await anyio.sleep(ACCEPT_RETRY)
+                continue
+            exhausted = False
+            tasks.start_soon(self._accept, stream)
+
     async def _accept(self, stream: anyio.abc.SocketStream) -> None:
+        """Serve one connection; whatever an agent or a server does there ends that connection at most."""
+        try:
+            await self._serve_connection(stream)
+        except Exception:
+            logger.exception("an agent connection to the gateway failed")
+
+    async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             peer_uid = _peer_uid(stream)
             if peer_uid is not None and peer_uid != os.getuid():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -408,3 +409,66 @@ async def test_attach_relays_when_its_stdin_is_a_file(tmp_path: Path) -> None:
                 assert await agent.process.wait() == 0
     assert answer["result"]["serverInfo"]["name"] == "tools-server"
     assert [e.client_name for e in read_gateway_audit(str(storage)) if e.event == "initialized"] == ["file"]
+
+
+async def test_an_agent_whose_client_name_is_not_unicode_is_served_and_audited_and_the_gateway_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        hostile = await raw_agent(harness.attach_command("tools"))
+        async with hostile.process:
+            with anyio.fail_after(WAIT):
+                # A lone surrogate is valid JSON text but no Unicode character: it cannot be written as UTF-8.
+                params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "\ud800", "version": "1"}}
+                assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
+                assert hostile.process.stdin is not None
+                await hostile.process.stdin.aclose()
+                assert await hostile.process.wait() == 0
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "still serving"})) == "still serving"
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"] * 2
+    assert entries[1].client_name == "?"
+
+
+FLOOD = """
+import socket, sys
+held = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    held.append(s)
+print("connected", flush=True)
+sys.stdin.read()
+"""
+"""Opens N connections to the gateway at argv[1], says so, and holds them, silent, until stdin closes."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the descriptors in /proc")
+async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_serves_agents_again_once_they_close(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        flood = await anyio.open_process(
+            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "64"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        async with flood:
+            assert flood.stdin is not None and flood.stdout is not None
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 8, hard))
+            try:
+                with anyio.fail_after(WAIT):
+                    assert await flood.stdout.receive() == b"connected\n"
+                    while not any("cannot accept connections" in r.getMessage() for r in caplog.records):
+                        await anyio.sleep(0.01)
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            await flood.stdin.aclose()
+            await flood.wait()
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
