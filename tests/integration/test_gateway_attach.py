@@ -472,3 +472,27 @@ async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_se
             await flood.wait()
         async with harness.agent("tools") as agent:
             assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
+
+
+async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessions_out_of_the_audit_log(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "remember me"})) == "remember me"
+        for _ in range(2):
+            hostile = await raw_agent(harness.attach_command("tools"))
+            async with hostile.process:
+                with anyio.fail_after(WAIT):
+                    info = {"name": "x" * (5 << 20), "version": "y" * (5 << 20)}
+                    params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": info}
+                    assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
+                    assert hostile.process.stdin is not None
+                    await hostile.process.stdin.aclose()
+                    assert await hostile.process.wait() == 0
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"] * 3
+    assert entries[1].client_name == "mcp"
+    clipped = entries[4].client_name
+    assert clipped is not None and clipped.startswith("xxx") and len(clipped) < 5 << 20
