@@ -496,3 +496,37 @@ async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessio
     assert entries[1].client_name == "mcp"
     clipped = entries[4].client_name
     assert clipped is not None and clipped.startswith("xxx") and len(clipped) < 5 << 20
+
+
+async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_or_reaches_no_agent(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    servers = configs({"tools": tools_server(record, "--unprompted")})
+    sampled: list[types.CreateMessageRequestParams] = []
+    received: list[Any] = []
+
+    async def sample(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        sampled.append(params)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="no"), model="m")
+
+    async def on_message(message: Any) -> None:
+        received.append(message)
+
+    async with (
+        gateway_hub(storage, folder, servers, [folder_candidate(folder)]) as harness,
+        harness.agent("tools", sampling_callback=sample, message_handler=on_message) as agent,
+    ):
+        assert text(await agent.call_tool("echo", {"text": "idle now"})) == "idle now"
+        # Sharing a folder makes the hub send roots/list_changed: the server acts then, on no agent's behalf.
+        harness.allow("tools", folder)
+        outcome = await record_line(record, lambda e: "unpromptedSampling" in e)
+        assert outcome["unpromptedSampling"] == "refused"
+        assert "no agent has a call in progress" in outcome["message"]
+        # The server sent its progress and update before the sampling request; the gateway handles them in order.
+        assert text(await agent.call_tool("echo", {"text": "after"})) == "after"
+        assert sampled == []
+        unasked = ("notifications/progress", "notifications/resources/updated")
+        assert not [m for m in received if getattr(m, "method", None) in unasked]
