@@ -361,16 +361,25 @@ async def test_attach_hands_its_pipes_to_the_gateway_and_keeps_none_of_them(tmp_
     assert entries[2].reason == "the agent closed the connection"
 
 
-async def test_a_killed_attach_ends_its_session_and_the_agent_sees_its_stdout_close(tmp_path: Path) -> None:
+async def test_a_killed_attach_ends_its_session_cancels_its_call_and_the_agent_sees_its_stdout_close(
+    tmp_path: Path,
+) -> None:
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         agent = await raw_agent(harness.attach_command("tools"))
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
+                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow"}})
+                slow = await record_line(record, lambda e: "slow" in e)
                 agent.process.kill()
+                # Its call is answered with an error (the session ended), then its stdout closes.
+                answer = json.loads(await agent.line())
+                assert answer["id"] == 2 and "error" in answer
                 assert await agent.line() == b""
                 await agent.process.wait()
+                cancelled = await record_line(record, lambda e: "cancelled" in e)
+                assert cancelled["cancelled"] == slow["slow"]
                 while harness.gateway.sessions:
                     await anyio.sleep(0.01)
     detached = [e for e in read_gateway_audit(str(storage)) if e.event == "detached"]
@@ -530,3 +539,38 @@ async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_o
         assert sampled == []
         unasked = ("notifications/progress", "notifications/resources/updated")
         assert not [m for m in received if getattr(m, "method", None) in unasked]
+
+
+OTHER_USER = """
+import os, socket, sys
+folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+os.setgid(65534)
+os.setuid(65534)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}")
+try:
+    s.sendall(sys.argv[2].encode() + b"\\n")
+    print(repr(s.recv(4096)), flush=True)
+except (BrokenPipeError, ConnectionResetError):  # closed before or after the hello arrived, unread
+    print(repr(b""), flush=True)
+"""
+"""Connects to the gateway socket at argv[1] as user 65534, sends the hello argv[2], prints what came back."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="needs root to be another user")
+async def test_a_connection_from_another_user_is_closed_unanswered_even_when_file_modes_let_it_in(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        socket_path = Path(harness.gateway.socket_path or "")
+        # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
+        socket_path.parent.chmod(0o711)
+        socket_path.chmod(0o666)
+        hello = json.dumps({"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": 1}})
+        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, str(socket_path), hello], check=False)
+        assert other.returncode == 0, other.stderr
+        assert other.stdout.strip() == b"b''"
+        assert any("refused a gateway connection from user id 65534" in r.getMessage() for r in caplog.records)
+    assert [e.event for e in read_gateway_audit(str(storage))] == []
