@@ -19,6 +19,9 @@ or, when ``attach`` hands them over, directly on the agent's own stdin and stdou
   when the SDK asks from inside that call (2026-07-28 servers), else the one agent with a call in progress on that
   server; with none, or several, the request is refused with a sentence saying why.
 - **Audit**: every session is recorded in ``gateway.jsonl`` (:mod:`host_bridge.gateway.audit`).
+- **Limits**: a hello line within ``hello_timeout`` seconds, messages up to ``max_line_bytes``, at most
+  ``max_requests_in_progress`` requests per agent (:class:`GatewaySettings`); whatever happens on one connection ends
+  that connection at most, and running out of descriptors only pauses accepting new ones.
 
 Agents speak the handshake revisions (2024-11-05 … 2025-11-25) here; a 2026-07-28 client's ``server/discover`` is
 answered with -32601 and it falls back to ``initialize``, as it would with any handshake-only server.
@@ -125,6 +128,9 @@ class GatewaySettings:
     """Longest message an agent may send."""
     outbox_size: int = 1000
     """Notifications queued for one agent; past this, new ones are dropped (with a warning) until it reads."""
+    max_requests_in_progress: int = 256
+    """Requests one agent may have in progress at once; past this, new ones are refused at once (an agent that never
+    stops sending would otherwise grow the sidecar's memory and load its server without bound)."""
 
 
 class Gateway:
@@ -463,6 +469,7 @@ class AgentSession:
         self._gateway = gateway
         self._server = connection
         self._peer_uid = peer_uid
+        self._in_progress = 0
         self._client: types.Implementation | None = None
         self._outbox: MemoryObjectSendStream[tuple[str, dict[str, Any] | None]] | None = None
         self.agent_closed = True
@@ -602,10 +609,21 @@ class AgentSession:
         async def on_request(
             dctx: DispatchContext[Any], method: str, params: Mapping[str, Any] | None
         ) -> dict[str, Any]:
-            if method in FORWARDED and self.same_revision():
-                # The server's result is already what the agent expects: no context, middleware or result copy.
-                return await self.call(method, params, dctx.progress)
-            return await sdk(dctx, method, params)
+            limit = self._gateway.settings.max_requests_in_progress
+            if self._in_progress >= limit:
+                raise MCPError(
+                    code=types.INVALID_REQUEST,
+                    message=f"MCP Host Bridge refused {method}: this agent already has {limit} requests in progress "
+                    f"on MCP server {self.server_id!r}; wait for their answers or cancel some",
+                )
+            self._in_progress += 1
+            try:
+                if method in FORWARDED and self.same_revision():
+                    # The server's result is already what the agent expects: no context, middleware or result copy.
+                    return await self.call(method, params, dctx.progress)
+                return await sdk(dctx, method, params)
+            finally:
+                self._in_progress -= 1
 
         return on_request
 

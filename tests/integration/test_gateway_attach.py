@@ -24,6 +24,7 @@ from support.records import record_line, records
 from support.servers import python_server
 
 from host_bridge.gateway.audit import read_gateway_audit
+from host_bridge.gateway.service import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -574,3 +575,27 @@ async def test_a_connection_from_another_user_is_closed_unanswered_even_when_fil
         assert other.stdout.strip() == b"b''"
         assert any("refused a gateway connection from user id 65534" in r.getMessage() for r in caplog.records)
     assert [e.event for e in read_gateway_audit(str(storage))] == []
+
+
+async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_once_and_others_are_served(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(max_requests_in_progress=4)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        flooding = await raw_agent(harness.attach_command("tools"))
+        async with flooding.process, harness.agent("tools") as other:
+            with anyio.fail_after(WAIT):
+                await flooding.initialize()
+                for request_id in range(10, 14):
+                    params = {"name": "slow", "arguments": {"steps": 0}}
+                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+                await record_line(record, lambda e: len([r for r in records(record) if "slow" in r]) == 4)
+                await flooding.send({"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "echo"}})
+                refused = json.loads(await flooding.line())
+                assert refused["id"] == 14
+                assert "4 requests in progress" in refused["error"]["message"]
+                assert text(await other.call_tool("echo", {"text": "served"})) == "served"
+                assert flooding.process.stdin is not None
+                await flooding.process.stdin.aclose()
+                assert await flooding.process.wait() == 0
