@@ -60,6 +60,7 @@ def text(result: types.CallToolResult) -> str:
     return content.text
 
 
+@pytest.mark.requirement("H3")
 # The agent uses the handshake era's roots, subscriptions and logging, which the SDK marks deprecated for 2026-07-28.
 @pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 async def test_an_agent_lists_and_calls_tools_reads_resources_and_never_changes_the_server_roots(
@@ -229,6 +230,7 @@ async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_re
             assert len((await agent.list_resources()).resources) == 3
 
 
+@pytest.mark.requirement("H3")
 async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(tmp_path: Path) -> None:
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
@@ -421,6 +423,7 @@ async def test_attach_relays_when_its_stdin_is_a_file(tmp_path: Path) -> None:
     assert [e.client_name for e in read_gateway_audit(str(storage)) if e.event == "initialized"] == ["file"]
 
 
+@pytest.mark.requirement("H3")
 async def test_an_agent_whose_client_name_is_not_unicode_is_served_and_audited_and_the_gateway_keeps_serving(
     tmp_path: Path,
 ) -> None:
@@ -455,6 +458,7 @@ sys.stdin.read()
 """Opens N connections to the gateway at argv[1], says so, and holds them, silent, until stdin closes."""
 
 
+@pytest.mark.requirement("H3")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the descriptors in /proc")
 async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_serves_agents_again_once_they_close(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -484,6 +488,7 @@ async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_se
             assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
 
 
+@pytest.mark.requirement("H3")
 async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessions_out_of_the_audit_log(
     tmp_path: Path,
 ) -> None:
@@ -508,6 +513,7 @@ async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessio
     assert clipped is not None and clipped.startswith("xxx") and len(clipped) < 5 << 20
 
 
+@pytest.mark.requirement("H3")
 async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_or_reaches_no_agent(
     tmp_path: Path,
 ) -> None:
@@ -558,6 +564,7 @@ except (BrokenPipeError, ConnectionResetError):  # closed before or after the he
 """Connects to the gateway socket at argv[1] as user 65534, sends the hello argv[2], prints what came back."""
 
 
+@pytest.mark.requirement("H3")
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="needs root to be another user")
 async def test_a_connection_from_another_user_is_closed_unanswered_even_when_file_modes_let_it_in(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -577,6 +584,7 @@ async def test_a_connection_from_another_user_is_closed_unanswered_even_when_fil
     assert [e.event for e in read_gateway_audit(str(storage))] == []
 
 
+@pytest.mark.requirement("H3")
 async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_once_and_others_are_served(
     tmp_path: Path,
 ) -> None:
