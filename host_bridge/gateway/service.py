@@ -799,7 +799,8 @@ async def _receive_stdio(stream: anyio.abc.UNIXSocketStream, pending: bytes) -> 
     """
     if pending:
         raise ValueError("it sent more than its hello line")
-    _message, fds = await stream.receive_fds(1, 2)
+    # Room for one more than expected: when fewer fit, the kernel closes the rest unseen and two would look right.
+    _message, fds = await stream.receive_fds(1, 3)
     try:
         if len(fds) != 2:
             raise ValueError(f"it sent {len(fds)} descriptors instead of its stdin and stdout")

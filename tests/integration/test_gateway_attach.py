@@ -607,3 +607,36 @@ async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_onc
                 assert flooding.process.stdin is not None
                 await flooding.process.stdin.aclose()
                 assert await flooding.process.wait() == 0
+
+
+@pytest.mark.requirement("H3")
+async def test_a_handover_of_more_descriptors_than_stdin_and_stdout_is_refused_and_closes_them_all(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        stream = await anyio.connect_unix(harness.gateway.socket_path or "")
+        reads, writes = zip(*(os.pipe() for _ in range(3)), strict=True)
+        try:
+            async with stream:
+                hello = {"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": os.getpid()}, "handover": True}
+                await stream.send(json.dumps(hello).encode() + b"\n")
+                answer = b""
+                with anyio.fail_after(WAIT):
+                    while b"\n" not in answer:
+                        answer += await stream.receive()
+                    assert json.loads(answer)["handover"] is True
+                    await stream.send_fds(b"\0", list(reads))
+                    for read in reads:
+                        os.close(read)
+                    with pytest.raises(anyio.EndOfStream):
+                        await stream.receive()
+            # The gateway closed every read end it received: the write ends have no reader left.
+            for write in writes:
+                with pytest.raises(BrokenPipeError):
+                    os.write(write, b"x")
+        finally:
+            for write in writes:
+                os.close(write)
+        assert not harness.gateway.sessions
