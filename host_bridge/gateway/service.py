@@ -61,6 +61,7 @@ from mcp.shared.dispatcher import CallOptions, DispatchContext, OnRequest, Progr
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from host_bridge.gateway import registry
 from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
@@ -685,6 +686,13 @@ class AgentSession:
             raise
         except HubError as error:
             raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
+        except PydanticSerializationError as error:
+            # A lone surrogate escape in the agent's JSON: valid JSON text, but nothing UTF-8 can carry to the server.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"MCP Host Bridge refused {method}: it holds a string that is not Unicode (a lone surrogate), "
+                "which cannot be sent to the server",
+            ) from error
         except ValidationError as error:
             raise MCPError(
                 code=types.INTERNAL_ERROR,

@@ -640,3 +640,22 @@ async def test_a_handover_of_more_descriptors_than_stdin_and_stdout_is_refused_a
             for write in writes:
                 os.close(write)
         assert not harness.gateway.sessions
+
+
+@pytest.mark.requirement("H3")
+async def test_a_request_holding_a_string_that_is_not_unicode_is_refused_as_invalid_params_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                params = {"name": "echo", "arguments": {"text": "\ud800"}}
+                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+                refused = json.loads(await agent.line())
+                assert refused["id"] == 2 and refused["error"]["code"] == types.INVALID_PARAMS
+                assert "not Unicode" in refused["error"]["message"]
+                result = await agent.request(3, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
+                assert result["content"][0]["text"] == "next"
