@@ -32,7 +32,9 @@ class JsonLinesLog:
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append ``record``; a failure to write is logged once (until a write works again), never raised."""
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        # Strings from other processes may hold lone surrogates (valid JSON escapes, no Unicode characters): written
+        # as "?" rather than failing the record (and whatever it records).
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
         with self._lock:
             try:
                 folder = Path(self.path).parent

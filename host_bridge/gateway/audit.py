@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal, cast
 
 from host_bridge.gateway.hello import AgentProcess
 from host_bridge.jsonlines import JsonLinesLog, read_json_lines
@@ -16,6 +16,19 @@ logger = logging.getLogger(__name__)
 
 GATEWAY_AUDIT_FILE = "gateway.jsonl"
 """File name inside the storage directory, beside the ``roots/list`` audit log."""
+
+
+MAX_TEXT = 4096
+"""Longest string kept in an entry (a path fits): agents choose most of them, and one with megabytes of names must
+not roll the log over and push earlier sessions out of it."""
+
+
+def _clipped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + "…"
+    if isinstance(value, dict):
+        return {key: _clipped(item) for key, item in cast(dict[str, Any], value).items()}
+    return value
 
 
 class GatewayAuditEntry(WireModel):
@@ -61,8 +74,9 @@ class GatewayAudit:
         """The current log file."""
 
     def append(self, entry: GatewayAuditEntry) -> None:
-        """Record ``entry``; a failure to write is logged once and never fails the session."""
-        self._log.write(entry.to_wire())
+        """Record ``entry`` (each string cut to :data:`MAX_TEXT` characters); a failure to write is logged once and
+        never fails the session."""
+        self._log.write(_clipped(entry.to_wire()))
 
 
 def read_gateway_audit(storage_dir: str) -> Iterator[GatewayAuditEntry]:

@@ -19,6 +19,9 @@ or, when ``attach`` hands them over, directly on the agent's own stdin and stdou
   when the SDK asks from inside that call (2026-07-28 servers), else the one agent with a call in progress on that
   server; with none, or several, the request is refused with a sentence saying why.
 - **Audit**: every session is recorded in ``gateway.jsonl`` (:mod:`host_bridge.gateway.audit`).
+- **Limits**: a hello line within ``hello_timeout`` seconds, messages up to ``max_line_bytes``, at most
+  ``max_requests_in_progress`` requests per agent (:class:`GatewaySettings`); whatever happens on one connection ends
+  that connection at most, and running out of descriptors only pauses accepting new ones.
 
 Agents speak the handshake revisions (2024-11-05 … 2025-11-25) here; a 2026-07-28 client's ``server/discover`` is
 answered with -32601 and it falls back to ``initialize``, as it would with any handshake-only server.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import logging
 import math
 import os
@@ -57,6 +61,7 @@ from mcp.shared.dispatcher import CallOptions, DispatchContext, OnRequest, Progr
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from host_bridge.gateway import registry
 from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
@@ -97,6 +102,10 @@ LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
 )
 """Logging levels, least severe first."""
 
+ACCEPT_RETRY = 0.1
+"""Seconds before accepting again when the process is out of descriptors."""
+_OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
 _R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
 
@@ -120,6 +129,9 @@ class GatewaySettings:
     """Longest message an agent may send."""
     outbox_size: int = 1000
     """Notifications queued for one agent; past this, new ones are dropped (with a warning) until it reads."""
+    max_requests_in_progress: int = 256
+    """Requests one agent may have in progress at once; past this, new ones are refused at once (an agent that never
+    stops sending would otherwise grow the sidecar's memory and load its server without bound)."""
 
 
 class Gateway:
@@ -180,7 +192,7 @@ class Gateway:
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
                 logger.info("the gateway listens on %s", path)
                 task_status.started()
-                await listener.serve(self._accept, task_group=tasks)
+                await self._listen(listener, tasks)
         finally:
             self._tasks = None
             registry.remove_files([*self._entry_files, path])
@@ -199,7 +211,33 @@ class Gateway:
 
     # Connections.
 
+    async def _listen(self, listener: anyio.abc.SocketListener, tasks: anyio.abc.TaskGroup) -> None:
+        """Accept connections until cancelled; running out of descriptors only pauses accepting."""
+        exhausted = False
+        while True:
+            try:
+                stream = await listener.accept()
+            except anyio.BrokenResourceError as error:
+                cause = error.__cause__
+                if not isinstance(cause, OSError) or cause.errno not in _OUT_OF_DESCRIPTORS:
+                    raise
+                if not exhausted:
+                    logger.warning("the gateway cannot accept connections for now: %s", cause.strerror or cause)
+                exhausted = True
+                # The pending connection stays queued until a descriptor is free: try again shortly.
+                await anyio.sleep(ACCEPT_RETRY)
+                continue
+            exhausted = False
+            tasks.start_soon(self._accept, stream)
+
     async def _accept(self, stream: anyio.abc.SocketStream) -> None:
+        """Serve one connection; whatever an agent or a server does there ends that connection at most."""
+        try:
+            await self._serve_connection(stream)
+        except Exception:
+            logger.exception("an agent connection to the gateway failed")
+
+    async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             peer_uid = _peer_uid(stream)
             if peer_uid is not None and peer_uid != os.getuid():
@@ -432,6 +470,7 @@ class AgentSession:
         self._gateway = gateway
         self._server = connection
         self._peer_uid = peer_uid
+        self._in_progress = 0
         self._client: types.Implementation | None = None
         self._outbox: MemoryObjectSendStream[tuple[str, dict[str, Any] | None]] | None = None
         self.agent_closed = True
@@ -571,10 +610,21 @@ class AgentSession:
         async def on_request(
             dctx: DispatchContext[Any], method: str, params: Mapping[str, Any] | None
         ) -> dict[str, Any]:
-            if method in FORWARDED and self.same_revision():
-                # The server's result is already what the agent expects: no context, middleware or result copy.
-                return await self.call(method, params, dctx.progress)
-            return await sdk(dctx, method, params)
+            limit = self._gateway.settings.max_requests_in_progress
+            if self._in_progress >= limit:
+                raise MCPError(
+                    code=types.INVALID_REQUEST,
+                    message=f"MCP Host Bridge refused {method}: this agent already has {limit} requests in progress "
+                    f"on MCP server {self.server_id!r}; wait for their answers or cancel some",
+                )
+            self._in_progress += 1
+            try:
+                if method in FORWARDED and self.same_revision():
+                    # The server's result is already what the agent expects: no context, middleware or result copy.
+                    return await self.call(method, params, dctx.progress)
+                return await sdk(dctx, method, params)
+            finally:
+                self._in_progress -= 1
 
         return on_request
 
@@ -636,6 +686,13 @@ class AgentSession:
             raise
         except HubError as error:
             raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
+        except PydanticSerializationError as error:
+            # A lone surrogate escape in the agent's JSON: valid JSON text, but nothing UTF-8 can carry to the server.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"MCP Host Bridge refused {method}: it holds a string that is not Unicode (a lone surrogate), "
+                "which cannot be sent to the server",
+            ) from error
         except ValidationError as error:
             raise MCPError(
                 code=types.INTERNAL_ERROR,
@@ -750,7 +807,8 @@ async def _receive_stdio(stream: anyio.abc.UNIXSocketStream, pending: bytes) -> 
     """
     if pending:
         raise ValueError("it sent more than its hello line")
-    _message, fds = await stream.receive_fds(1, 2)
+    # Room for one more than expected: when fewer fit, the kernel closes the rest unseen and two would look right.
+    _message, fds = await stream.receive_fds(1, 3)
     try:
         if len(fds) != 2:
             raise ValueError(f"it sent {len(fds)} descriptors instead of its stdin and stdout")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from support.records import record_line, records
 from support.servers import python_server
 
 from host_bridge.gateway.audit import read_gateway_audit
+from host_bridge.gateway.service import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -58,6 +60,7 @@ def text(result: types.CallToolResult) -> str:
     return content.text
 
 
+@pytest.mark.requirement("H3")
 # The agent uses the handshake era's roots, subscriptions and logging, which the SDK marks deprecated for 2026-07-28.
 @pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 async def test_an_agent_lists_and_calls_tools_reads_resources_and_never_changes_the_server_roots(
@@ -227,6 +230,7 @@ async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_re
             assert len((await agent.list_resources()).resources) == 3
 
 
+@pytest.mark.requirement("H3")
 async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(tmp_path: Path) -> None:
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
@@ -360,16 +364,25 @@ async def test_attach_hands_its_pipes_to_the_gateway_and_keeps_none_of_them(tmp_
     assert entries[2].reason == "the agent closed the connection"
 
 
-async def test_a_killed_attach_ends_its_session_and_the_agent_sees_its_stdout_close(tmp_path: Path) -> None:
+async def test_a_killed_attach_ends_its_session_cancels_its_call_and_the_agent_sees_its_stdout_close(
+    tmp_path: Path,
+) -> None:
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         agent = await raw_agent(harness.attach_command("tools"))
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
+                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow"}})
+                slow = await record_line(record, lambda e: "slow" in e)
                 agent.process.kill()
+                # Its call is answered with an error (the session ended), then its stdout closes.
+                answer = json.loads(await agent.line())
+                assert answer["id"] == 2 and "error" in answer
                 assert await agent.line() == b""
                 await agent.process.wait()
+                cancelled = await record_line(record, lambda e: "cancelled" in e)
+                assert cancelled["cancelled"] == slow["slow"]
                 while harness.gateway.sessions:
                     await anyio.sleep(0.01)
     detached = [e for e in read_gateway_audit(str(storage)) if e.event == "detached"]
@@ -408,3 +421,241 @@ async def test_attach_relays_when_its_stdin_is_a_file(tmp_path: Path) -> None:
                 assert await agent.process.wait() == 0
     assert answer["result"]["serverInfo"]["name"] == "tools-server"
     assert [e.client_name for e in read_gateway_audit(str(storage)) if e.event == "initialized"] == ["file"]
+
+
+@pytest.mark.requirement("H3")
+async def test_an_agent_whose_client_name_is_not_unicode_is_served_and_audited_and_the_gateway_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        hostile = await raw_agent(harness.attach_command("tools"))
+        async with hostile.process:
+            with anyio.fail_after(WAIT):
+                # A lone surrogate is valid JSON text but no Unicode character: it cannot be written as UTF-8.
+                params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "\ud800", "version": "1"}}
+                assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
+                assert hostile.process.stdin is not None
+                await hostile.process.stdin.aclose()
+                assert await hostile.process.wait() == 0
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "still serving"})) == "still serving"
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"] * 2
+    assert entries[1].client_name == "?"
+
+
+FLOOD = """
+import socket, sys
+held = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    held.append(s)
+print("connected", flush=True)
+sys.stdin.read()
+"""
+"""Opens N connections to the gateway at argv[1], says so, and holds them, silent, until stdin closes."""
+
+
+@pytest.mark.requirement("H3")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the descriptors in /proc")
+async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_serves_agents_again_once_they_close(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        flood = await anyio.open_process(
+            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "64"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        async with flood:
+            assert flood.stdin is not None and flood.stdout is not None
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 8, hard))
+            try:
+                with anyio.fail_after(WAIT):
+                    assert await flood.stdout.receive() == b"connected\n"
+                    while not any("cannot accept connections" in r.getMessage() for r in caplog.records):
+                        await anyio.sleep(0.01)
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            await flood.stdin.aclose()
+            await flood.wait()
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
+
+
+@pytest.mark.requirement("H3")
+async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessions_out_of_the_audit_log(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "remember me"})) == "remember me"
+        for _ in range(2):
+            hostile = await raw_agent(harness.attach_command("tools"))
+            async with hostile.process:
+                with anyio.fail_after(WAIT):
+                    info = {"name": "x" * (5 << 20), "version": "y" * (5 << 20)}
+                    params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": info}
+                    assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
+                    assert hostile.process.stdin is not None
+                    await hostile.process.stdin.aclose()
+                    assert await hostile.process.wait() == 0
+    entries = list(read_gateway_audit(str(storage)))
+    assert [e.event for e in entries] == ["attached", "initialized", "detached"] * 3
+    assert entries[1].client_name == "mcp"
+    clipped = entries[4].client_name
+    assert clipped is not None and clipped.startswith("xxx") and len(clipped) < 5 << 20
+
+
+@pytest.mark.requirement("H3")
+async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_or_reaches_no_agent(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    servers = configs({"tools": tools_server(record, "--unprompted")})
+    sampled: list[types.CreateMessageRequestParams] = []
+    received: list[Any] = []
+
+    async def sample(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        sampled.append(params)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="no"), model="m")
+
+    async def on_message(message: Any) -> None:
+        received.append(message)
+
+    async with (
+        gateway_hub(storage, folder, servers, [folder_candidate(folder)]) as harness,
+        harness.agent("tools", sampling_callback=sample, message_handler=on_message) as agent,
+    ):
+        assert text(await agent.call_tool("echo", {"text": "idle now"})) == "idle now"
+        # Sharing a folder makes the hub send roots/list_changed: the server acts then, on no agent's behalf.
+        harness.allow("tools", folder)
+        outcome = await record_line(record, lambda e: "unpromptedSampling" in e)
+        assert outcome["unpromptedSampling"] == "refused"
+        assert "no agent has a call in progress" in outcome["message"]
+        # The server sent its progress and update before the sampling request; the gateway handles them in order.
+        assert text(await agent.call_tool("echo", {"text": "after"})) == "after"
+        assert sampled == []
+        unasked = ("notifications/progress", "notifications/resources/updated")
+        assert not [m for m in received if getattr(m, "method", None) in unasked]
+
+
+OTHER_USER = """
+import os, socket, sys
+folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+os.setgid(65534)
+os.setuid(65534)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}")
+try:
+    s.sendall(sys.argv[2].encode() + b"\\n")
+    print(repr(s.recv(4096)), flush=True)
+except (BrokenPipeError, ConnectionResetError):  # closed before or after the hello arrived, unread
+    print(repr(b""), flush=True)
+"""
+"""Connects to the gateway socket at argv[1] as user 65534, sends the hello argv[2], prints what came back."""
+
+
+@pytest.mark.requirement("H3")
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="needs root to be another user")
+async def test_a_connection_from_another_user_is_closed_unanswered_even_when_file_modes_let_it_in(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        socket_path = Path(harness.gateway.socket_path or "")
+        # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
+        socket_path.parent.chmod(0o711)
+        socket_path.chmod(0o666)
+        hello = json.dumps({"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": 1}})
+        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, str(socket_path), hello], check=False)
+        assert other.returncode == 0, other.stderr
+        assert other.stdout.strip() == b"b''"
+        assert any("refused a gateway connection from user id 65534" in r.getMessage() for r in caplog.records)
+    assert [e.event for e in read_gateway_audit(str(storage))] == []
+
+
+@pytest.mark.requirement("H3")
+async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_once_and_others_are_served(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(max_requests_in_progress=4)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        flooding = await raw_agent(harness.attach_command("tools"))
+        async with flooding.process, harness.agent("tools") as other:
+            with anyio.fail_after(WAIT):
+                await flooding.initialize()
+                for request_id in range(10, 14):
+                    params = {"name": "slow", "arguments": {"steps": 0}}
+                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+                await record_line(record, lambda e: len([r for r in records(record) if "slow" in r]) == 4)
+                await flooding.send({"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "echo"}})
+                refused = json.loads(await flooding.line())
+                assert refused["id"] == 14
+                assert "4 requests in progress" in refused["error"]["message"]
+                assert text(await other.call_tool("echo", {"text": "served"})) == "served"
+                assert flooding.process.stdin is not None
+                await flooding.process.stdin.aclose()
+                assert await flooding.process.wait() == 0
+
+
+@pytest.mark.requirement("H3")
+async def test_a_handover_of_more_descriptors_than_stdin_and_stdout_is_refused_and_closes_them_all(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        await harness.gateway.running("tools")
+        stream = await anyio.connect_unix(harness.gateway.socket_path or "")
+        reads, writes = zip(*(os.pipe() for _ in range(3)), strict=True)
+        try:
+            async with stream:
+                hello = {"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": os.getpid()}, "handover": True}
+                await stream.send(json.dumps(hello).encode() + b"\n")
+                answer = b""
+                with anyio.fail_after(WAIT):
+                    while b"\n" not in answer:
+                        answer += await stream.receive()
+                    assert json.loads(answer)["handover"] is True
+                    await stream.send_fds(b"\0", list(reads))
+                    for read in reads:
+                        os.close(read)
+                    with pytest.raises(anyio.EndOfStream):
+                        await stream.receive()
+            # The gateway closed every read end it received: the write ends have no reader left.
+            for write in writes:
+                with pytest.raises(BrokenPipeError):
+                    os.write(write, b"x")
+        finally:
+            for write in writes:
+                os.close(write)
+        assert not harness.gateway.sessions
+
+
+@pytest.mark.requirement("H3")
+async def test_a_request_holding_a_string_that_is_not_unicode_is_refused_as_invalid_params_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                params = {"name": "echo", "arguments": {"text": "\ud800"}}
+                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+                refused = json.loads(await agent.line())
+                assert refused["id"] == 2 and refused["error"]["code"] == types.INVALID_PARAMS
+                assert "not Unicode" in refused["error"]["message"]
+                result = await agent.request(3, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
+                assert result["content"][0]["text"] == "next"

@@ -9,8 +9,9 @@ text}`` sends a log message; ``touch {uri}`` sends ``resources/updated`` for a s
 one page), a template ``tools://item/{name}`` with completion, one prompt ``greet {name}``.
 
 Every ``roots/list`` answer (fetched after ``initialized`` and on ``roots/list_changed``) is recorded, as are
-subscriptions, ``logging/setLevel`` and every ``notifications/cancelled``. Serves both eras; ``--pin VERSION`` makes
-it handshake-only.
+subscriptions, ``logging/setLevel`` and every ``notifications/cancelled``. With ``--unprompted``, every
+``roots/list_changed`` is also followed by what no call asked for (:meth:`ToolsFixture.act_unprompted`). Serves both
+eras; ``--pin VERSION`` makes it handshake-only.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ TOOLS = [
 class ToolsFixture:
     """The server's state: options, the record file, the last roots, the subscriptions."""
 
-    def __init__(self, count: int, record: Path | None) -> None:
+    def __init__(self, count: int, record: Path | None, unprompted: bool = False) -> None:
         self.count = count
+        self.unprompted = unprompted
         self.record = RecordFile(record)
         self.roots: list[dict[str, Any]] | None = None
         self.subscribed: set[str] = set()
@@ -87,6 +89,22 @@ class ToolsFixture:
 
     async def on_roots_changed(self, ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         await self.fetch_roots(ctx, "list_changed")
+        if self.unprompted:
+            await self.act_unprompted(ctx)
+
+    async def act_unprompted(self, ctx: ServerRequestContext[Any]) -> None:
+        """With no call of the client under way: progress for a token nobody gave, ``resources/updated`` for a URI
+        nobody subscribed to, then a sampling request, whose answer or refusal is recorded."""
+        await ctx.session.send_progress_notification("nobody-asked", 1, None, "unprompted")
+        await ctx.session.send_resource_updated("tools://res/2")
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="unprompted"))
+        request = types.CreateMessageRequest(params=types.CreateMessageRequestParams(messages=[message], max_tokens=5))
+        try:
+            answer = await ctx.session.send_request(request, types.CreateMessageResult)
+        except MCPError as error:
+            self.record.write({"unpromptedSampling": "refused", "message": error.message})
+            return
+        self.record.write({"unpromptedSampling": "answered", "model": answer.model})
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -238,8 +256,11 @@ async def main() -> None:
     parser.add_argument("--count", type=int, default=3, help="resources listed (one page)")
     parser.add_argument("--record", type=Path, help="append events here as JSON lines")
     parser.add_argument("--pin", choices=HANDSHAKE_PROTOCOL_VERSIONS, help="handshake only, negotiating this version")
+    parser.add_argument(
+        "--unprompted", action="store_true", help="on roots/list_changed, also send what no call asked for"
+    )
     options = parser.parse_args()
-    fixture = ToolsFixture(options.count, options.record)
+    fixture = ToolsFixture(options.count, options.record, options.unprompted)
     server = build_server(fixture)
     init = server.create_initialization_options()
     init.capabilities.resources = types.ResourcesCapability(subscribe=True, list_changed=True)
