@@ -12,6 +12,9 @@ import { PYTHON, RESOURCES_SERVER } from "../support/paths";
 import { folderQuestion } from "../support/steps";
 import { type Workbench, waitFor } from "../support/workbench";
 
+// Playwright's trace snapshots the DOM around every action, in the page's own thread, while the clock runs.
+test.use({ trace: "off" });
+
 const MANY = "many";
 const COUNT = 10_000;
 /** The name both pickers show for the last resource the fixture lists (`test://res/9999`, titled so). */
