@@ -299,6 +299,12 @@ export class ResourcePicker {
   private readonly listeners: vscode.Disposable[] = [];
   /** Settles once the listing of everything drew its first page, or ended. */
   private firstPage: Promise<void> = Promise.resolve();
+  /**
+   * Work put off until the picker is shown ({@link soon}), or `undefined` once it is: the extension host writes
+   * the picker's first update to the window from a timer that `show()` sets, so a timer set before it would run
+   * first and hold that update back.
+   */
+  private beforeShow: (() => void)[] | undefined = [];
 
   private constructor(
     private readonly ctx: Ctx,
@@ -355,6 +361,10 @@ export class ResourcePicker {
         closed: () => this.close(),
       },
     );
+    for (const work of this.beforeShow?.splice(0) ?? []) {
+      setTimeout(work, 0);
+    }
+    this.beforeShow = undefined;
     return answer;
   }
 
@@ -628,11 +638,20 @@ export class ResourcePicker {
       return;
     }
     this.render(FIRST_ROWS);
-    setTimeout(() => {
+    this.soon(() => {
       if (!this.closed) {
         this.renders.now();
       }
-    }, 0);
+    });
+  }
+
+  /** Run `work` from a timer, set once the picker is shown (the first update reaches the window first). */
+  private soon(work: () => void): void {
+    if (this.beforeShow === undefined) {
+      setTimeout(work, 0);
+    } else {
+      this.beforeShow.push(work);
+    }
   }
 
   /**
@@ -671,7 +690,7 @@ export class ResourcePicker {
     if (!this.windowed || this.filtering) {
       return;
     }
-    setTimeout(() => {
+    this.soon(() => {
       if (this.closed) {
         return;
       }
@@ -680,7 +699,7 @@ export class ResourcePicker {
           this.items.prepared(this.items.itemFor(row, this.labelOf));
         }
       }
-    }, 0);
+    });
   }
 
   /** Keep the rows `server` shows now as its last listing, made of the items `listed` (equal to them). */
