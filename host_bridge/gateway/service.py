@@ -19,9 +19,11 @@ or, when ``attach`` hands them over, directly on the agent's own stdin and stdou
   when the SDK asks from inside that call (2026-07-28 servers), else the one agent with a call in progress on that
   server; with none, or several, the request is refused with a sentence saying why.
 - **Audit**: every session is recorded in ``gateway.jsonl`` (:mod:`host_bridge.gateway.audit`).
-- **Limits**: a hello line within ``hello_timeout`` seconds, messages up to ``max_line_bytes``, at most
-  ``max_requests_in_progress`` requests per agent (:class:`GatewaySettings`); whatever happens on one connection ends
-  that connection at most, and running out of descriptors only pauses accepting new ones.
+- **Limits** (:class:`GatewaySettings`): a hello line within ``hello_timeout`` seconds, and at most
+  ``max_pending_hellos`` connections waiting to send theirs; messages up to ``max_line_bytes``; per agent, at most
+  ``max_requests_in_progress`` requests, ``max_subscriptions`` subscriptions, and ``outbox_size`` notifications or
+  ``outbox_bytes`` bytes of them waiting to be written. Whatever happens on one connection ends that connection at
+  most, and running out of descriptors only pauses accepting new ones.
 
 Agents speak the handshake revisions (2024-11-05 … 2025-11-25) here; a 2026-07-28 client's ``server/discover`` is
 answered with -32601 and it falls back to ``initialize``, as it would with any handshake-only server.
@@ -49,6 +51,7 @@ from typing import Any, TypeVar, cast
 import anyio
 import anyio.abc
 import mcp_types as types
+import pydantic_core
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp.client.session import ClientRequestContext
@@ -109,6 +112,9 @@ _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errn
 _R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
 
+_Queued = tuple[str, dict[str, Any] | None, int]
+"""A notification for an agent: method, params, and the params' length as JSON."""
+
 _CALLER: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar("gateway_caller", default=None)
 """The agent session whose forwarded call the current task is making."""
 
@@ -129,9 +135,18 @@ class GatewaySettings:
     """Longest message an agent may send."""
     outbox_size: int = 1000
     """Notifications queued for one agent; past this, new ones are dropped (with a warning) until it reads."""
+    outbox_bytes: int = 4 * 2**20
+    """Bytes of notifications (as JSON) queued for one agent; past this, new ones are dropped (with a warning) until
+    it reads. One that does not fit even an empty outbox is still queued alone, so no notification is too long to
+    ever reach an agent that reads."""
     max_requests_in_progress: int = 256
     """Requests one agent may have in progress at once; past this, new ones are refused at once (an agent that never
     stops sending would otherwise grow the sidecar's memory and load its server without bound)."""
+    max_subscriptions: int = 1000
+    """Resources one agent may be subscribed to at once; past this, ``resources/subscribe`` is refused."""
+    max_pending_hellos: int = 64
+    """Connections that have not sent their hello yet; past this, new ones are closed at once (a flood of silent
+    connections would otherwise hold a descriptor each for ``hello_timeout`` seconds)."""
 
 
 class Gateway:
@@ -162,6 +177,9 @@ class Gateway:
         self._entry: registry.SidecarEntry | None = None
         self._entry_files: list[registry.Path] = []
         self._starts: dict[str, int] = {}
+        self.waiting_for_hello = 0
+        """Connections that have not sent their hello yet."""
+        self._turning_away = False
         self._subscribers: dict[tuple[str, str], set[AgentSession]] = {}
         self._sdk_server = _forwarding_server()
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -228,7 +246,29 @@ class Gateway:
                 await anyio.sleep(ACCEPT_RETRY)
                 continue
             exhausted = False
+            if not self._admit():
+                # Closing a connection that was never read from or written to does not wait for the peer.
+                await stream.aclose()
+                continue
             tasks.start_soon(self._accept, stream)
+
+    def _admit(self) -> bool:
+        """Count a new connection among those waiting for their hello; ``False`` (it is to be closed at once) when
+        ``max_pending_hellos`` are waiting already, said in the log once per burst."""
+        limit = self.settings.max_pending_hellos
+        if self.waiting_for_hello < limit:
+            self.waiting_for_hello += 1
+            self._turning_away = False
+            return True
+        if not self._turning_away:
+            logger.warning(
+                "the gateway closes new connections at once: %d connections have not sent their hello yet "
+                "(they have %g seconds each)",
+                limit,
+                self.settings.hello_timeout,
+            )
+        self._turning_away = True
+        return False
 
     async def _accept(self, stream: anyio.abc.SocketStream) -> None:
         """Serve one connection; whatever an agent or a server does there ends that connection at most."""
@@ -239,11 +279,11 @@ class Gateway:
 
     async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
-            peer_uid = _peer_uid(stream)
-            if peer_uid is not None and peer_uid != os.getuid():
-                logger.warning("refused a gateway connection from user id %d", peer_uid)
-                return
             try:
+                peer_uid = _peer_uid(stream)
+                if peer_uid is not None and peer_uid != os.getuid():
+                    logger.warning("refused a gateway connection from user id %d", peer_uid)
+                    return
                 with anyio.fail_after(self.settings.hello_timeout):
                     line, pending = await read_hello(stream, MAX_HELLO_BYTES)
                 hello = Hello.model_validate_json(line)
@@ -251,6 +291,8 @@ class Gateway:
                 reason = "no hello line in time" if isinstance(error, TimeoutError) else str(error).splitlines()[0]
                 await _answer(stream, HelloAnswer(ok=False, reason="badHello", error=f"not a gateway hello: {reason}"))
                 return
+            finally:
+                self.waiting_for_hello -= 1
             try:
                 connection = await self.running(hello.server)
             except HubError as error:
@@ -346,13 +388,16 @@ class Gateway:
         method = message.method
         params = message.params.model_dump(by_alias=True, mode="json", exclude_none=True) if message.params else None
         if isinstance(message, types.ResourceUpdatedNotification):
-            for session in self._subscribers.get((server_id, message.params.uri), ()):
-                session.notify(method, params)
+            holders = self._subscribers.get((server_id, message.params.uri), ())
+            size = notification_size(params) if holders else 0
+            for session in holders:
+                session.notify(method, params, size)
         elif isinstance(message, types.LoggingMessageNotification):
             level = message.params.level
+            size = notification_size(params)
             for session in self.sessions:
                 if session.server_id == server_id and session.wants_log(level):
-                    session.notify(method, params)
+                    session.notify(method, params, size)
         elif method in (
             "notifications/tools/list_changed",
             "notifications/prompts/list_changed",
@@ -401,16 +446,29 @@ class Gateway:
     # Subscriptions (handshake-era servers).
 
     async def subscribe(self, session: AgentSession, uri: str) -> None:
-        """Subscribe ``session`` to ``uri``; the server is asked only by the first subscriber."""
+        """Subscribe ``session`` to ``uri``; the server is asked only by the first subscriber.
+
+        Raises :class:`MCPError` when ``session`` holds ``max_subscriptions`` already (each costs the sidecar memory
+        and may keep the server watching a resource).
+        """
+        limit = self.settings.max_subscriptions
+        if uri not in session.subscriptions and len(session.subscriptions) >= limit:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"MCP Host Bridge refused resources/subscribe: this agent is already subscribed to {limit} "
+                f"resources of MCP server {session.server_id!r}; unsubscribe from those it no longer needs first",
+            )
         key = (session.server_id, uri)
         holders = self._subscribers.setdefault(key, set())
         first = not holders
         holders.add(session)
+        session.subscriptions.add(uri)
         if first and uri not in self.hub.broker.subscriptions(session.server_id):
             try:
                 await session.call("resources/subscribe", {"uri": uri}, None)
             except BaseException:
                 holders.discard(session)
+                session.subscriptions.discard(uri)
                 if not holders:
                     del self._subscribers[key]
                 raise
@@ -422,6 +480,7 @@ class Gateway:
         if holders is None or session not in holders:
             return
         holders.discard(session)
+        session.subscriptions.discard(uri)
         if holders:
             return
         del self._subscribers[key]
@@ -435,6 +494,7 @@ class Gateway:
     def forget(self, session: AgentSession) -> list[str]:
         """Drop ``session``'s subscriptions; the URIs nobody else holds (to unsubscribe from the server)."""
         orphaned: list[str] = []
+        session.subscriptions.clear()
         for key, holders in list(self._subscribers.items()):
             if session in holders:
                 holders.discard(session)
@@ -467,12 +527,17 @@ class AgentSession:
         """Requests forwarded, by method."""
         self.connection: Connection | None = None
         """The SDK's view of the agent's side, while the session runs."""
+        self.subscriptions: set[str] = set()
+        """The resource URIs this agent is subscribed to."""
         self._gateway = gateway
         self._server = connection
         self._peer_uid = peer_uid
         self._in_progress = 0
         self._client: types.Implementation | None = None
-        self._outbox: MemoryObjectSendStream[tuple[str, dict[str, Any] | None]] | None = None
+        self._outbox: MemoryObjectSendStream[_Queued] | None = None
+        self._dropping = 0
+        self.outbox_bytes = 0
+        """Bytes of notifications (their params as JSON) queued for the agent and not written yet."""
         self.agent_closed = True
         """Whether the session ended because the agent closed its side (once it ended)."""
         self.reason = "the agent closed the connection"
@@ -489,9 +554,7 @@ class AgentSession:
         gateway = self._gateway
         self._audit("attached")
         gateway.sessions.add(self)
-        outbox, inbox = anyio.create_memory_object_stream[tuple[str, dict[str, Any] | None]](
-            gateway.settings.outbox_size
-        )
+        outbox, inbox = anyio.create_memory_object_stream[_Queued](gateway.settings.outbox_size)
         self._outbox = outbox
         try:
             read, write = message_streams(read_fd, write_fd, pending, max_line_bytes=gateway.settings.max_line_bytes)
@@ -503,9 +566,12 @@ class AgentSession:
 
                 async def deliver() -> None:
                     async with inbox:
-                        async for method, params in inbox:
+                        async for method, params, size in inbox:
                             assert self.connection is not None
-                            await self.connection.notify(method, params)
+                            try:
+                                await self.connection.notify(method, params)
+                            finally:
+                                self.outbox_bytes -= size
 
                 async def watch(control: anyio.abc.ByteReceiveStream) -> None:
                     with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
@@ -577,16 +643,58 @@ class AgentSession:
 
     # Notifications to the agent.
 
-    def notify(self, method: str, params: dict[str, Any] | None) -> None:
-        """Queue a notification for the agent (dropped with a warning when the agent does not keep up)."""
+    def notify(self, method: str, params: dict[str, Any] | None, size: int | None = None) -> None:
+        """Queue a notification for the agent; ``size`` is its params' length as JSON (measured when not given).
+
+        The outbox is bounded by count (``outbox_size``) and by bytes (``outbox_bytes``). Past either, the notification
+        is dropped, with one warning naming the agent and the server until the agent catches up, rather than the
+        session ended: the server is never made to wait and other agents never notice, and a server that floods
+        cannot end the sessions of agents that merely read slowly. The agent that does not read misses what was
+        dropped (as it would miss a log message the server never sent).
+        """
         if self._outbox is None or self.connection is None or not self.connection.initialize_accepted:
             return
+        if size is None:
+            size = notification_size(params)
+        settings = self._gateway.settings
+        if self.outbox_bytes and self.outbox_bytes + size > settings.outbox_bytes:
+            self._dropped(method)
+            return
         try:
-            self._outbox.send_nowait((method, params))
+            self._outbox.send_nowait((method, params, size))
         except anyio.WouldBlock:
-            logger.warning("[%s] an agent is not reading its notifications; dropped a %s", self.server_id, method)
+            self._dropped(method)
+            return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            return
+        self.outbox_bytes += size
+        if self._dropping:
+            logger.info(
+                "[%s] %s takes notifications again; %d were dropped", self.server_id, self._who(), self._dropping
+            )
+            self._dropping = 0
+
+    def _dropped(self, method: str) -> None:
+        if not self._dropping:
+            settings = self._gateway.settings
+            logger.warning(
+                "[%s] %s is not reading its notifications: dropped a %s from MCP server %r, and drop the next ones "
+                "until it catches up (it has %d queued, %d bytes; the limits are %d and %d bytes)",
+                self.server_id,
+                self._who(),
+                method,
+                self.server_id,
+                self._outbox.statistics().current_buffer_used if self._outbox else 0,
+                self.outbox_bytes,
+                settings.outbox_size,
+                settings.outbox_bytes,
+            )
+        self._dropping += 1
+
+    def _who(self) -> str:
+        agent = self.agent
+        name = f" ({agent.parent_name})" if agent.parent_name else ""
+        return f"agent session {self.id} of attach pid {agent.pid}{name}"
 
     def wants_log(self, level: types.LoggingLevel) -> bool:
         """Whether a log message at ``level`` is at or above what this agent asked for."""
@@ -725,6 +833,11 @@ class AgentSession:
             {"timeout": self._gateway.settings.request_timeout},
         )
         return result_type.model_validate(raw, by_name=False)
+
+
+def notification_size(params: Mapping[str, Any] | None) -> int:
+    """The length of ``params`` as JSON: what a queued notification holds the sidecar to, near enough."""
+    return len(pydantic_core.to_json(params, serialize_unknown=True)) if params else 0
 
 
 def _initialization_options(connection: ServerConnection) -> InitializationOptions:

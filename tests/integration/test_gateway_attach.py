@@ -662,3 +662,98 @@ async def test_a_request_holding_a_string_that_is_not_unicode_is_refused_as_inva
                 assert "not Unicode" in refused["error"]["message"]
                 result = await agent.request(3, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
                 assert result["content"][0]["text"] == "next"
+
+
+@pytest.mark.requirement("H3")
+async def test_notifications_for_an_agent_that_never_reads_are_dropped_past_a_byte_limit_with_a_warning_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    limit, message = 1 << 20, 256 << 10
+    settings = GatewaySettings(outbox_bytes=limit)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        silent = await raw_agent(harness.attach_command("tools"))
+        async with silent.process, harness.agent("tools") as loud:
+            with anyio.fail_after(WAIT):
+                await silent.initialize()
+                session = next(s for s in harness.gateway.sessions if s.agent.pid == silent.process.pid)
+                # Far fewer messages than the outbox's count limit: only their bytes can make it drop them.
+                for _ in range(40):
+                    await loud.call_tool("log", {"level": "info", "text": "x" * message})
+                    if any("is not reading its notifications" in r.getMessage() for r in caplog.records):
+                        break
+                warnings = [
+                    r.getMessage() for r in caplog.records if "is not reading its notifications" in r.getMessage()
+                ]
+                assert len(warnings) == 1
+                assert session.id in warnings[0] and f"attach pid {silent.process.pid}" in warnings[0]
+                assert "MCP server 'tools'" in warnings[0]
+                assert session.outbox_bytes <= limit
+                assert text(await loud.call_tool("echo", {"text": "still served"})) == "still served"
+                assert silent.process.stdin is not None
+                await silent.process.stdin.aclose()
+                assert await silent.process.wait() == 0
+
+
+@pytest.mark.requirement("H3")
+# The agent uses the handshake era's subscriptions, which the SDK marks deprecated for 2026-07-28.
+@pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
+async def test_an_agent_past_its_limit_of_subscriptions_is_refused_with_a_sentence_naming_the_limit(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(max_subscriptions=2)
+    async with (
+        gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness,
+        harness.agent("tools") as agent,
+    ):
+        await agent.session.subscribe_resource("tools://res/0")  # pyright: ignore[reportDeprecated]
+        await agent.session.subscribe_resource("tools://res/1")  # pyright: ignore[reportDeprecated]
+        await agent.session.subscribe_resource("tools://res/1")  # pyright: ignore[reportDeprecated]
+        with pytest.raises(MCPError) as raised:
+            await agent.session.subscribe_resource("tools://res/2")  # pyright: ignore[reportDeprecated]
+        assert raised.value.error.code == types.INVALID_REQUEST
+        assert "already subscribed to 2 resources" in raised.value.error.message
+        assert "unsubscribe from those it no longer needs" in raised.value.error.message
+        assert {"subscribe": "tools://res/2"} not in records(record)
+        await agent.session.unsubscribe_resource("tools://res/0")  # pyright: ignore[reportDeprecated]
+        await agent.session.subscribe_resource("tools://res/2")  # pyright: ignore[reportDeprecated]
+        assert {"subscribe": "tools://res/2"} in records(record)
+
+
+@pytest.mark.requirement("H3")
+async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_closed_at_once_and_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    # Nothing waiting for its hello times out during the test: only the limit can close a connection early.
+    settings = GatewaySettings(max_pending_hellos=4, hello_timeout=WAIT * 4)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        await harness.gateway.running("tools")
+        flood = await anyio.open_process(
+            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "8"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        async with flood:
+            assert flood.stdin is not None and flood.stdout is not None
+            with anyio.fail_after(WAIT):
+                said = b""
+                while not said.endswith(b"\n"):
+                    said += await flood.stdout.receive()
+                assert said == b"connected\n"
+                # Accepted after the flood's eight: four of those still wait for their hello.
+                probe = await anyio.connect_unix(harness.gateway.socket_path or "")
+                async with probe:
+                    with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                        await probe.receive()
+            turned_away = [r for r in caplog.records if "closes new connections at once" in r.getMessage()]
+            assert len(turned_away) == 1
+            assert "4 connections have not sent their hello" in turned_away[0].getMessage()
+            await flood.stdin.aclose()
+            await flood.wait()
+        with anyio.fail_after(WAIT):
+            while harness.gateway.waiting_for_hello:
+                await anyio.sleep(0.01)
+        async with harness.agent("tools") as agent:
+            assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
