@@ -25,10 +25,15 @@ class EditorEvents:
 
     def __init__(self, server: HostBridgeServer) -> None:
         self._server = server
+        self._told: dict[str, ServerStatus] = {}
+        """The last status the editor was sent of each server."""
 
     def server_changed(self, status: ServerStatus) -> None:
-        """Tell the editor, then the features."""
-        self._server.notify_editor(messages.SERVER_CHANGED, status)
+        """Tell the editor unless it was told exactly this last time (a starting server's process came up: only its
+        folders' question depends on that), then the features."""
+        if self._told.get(status.id) != status:
+            self._told[status.id] = status
+            self._server.notify_editor(messages.SERVER_CHANGED, status)
         self._server.to_features(lambda feature: feature.server_changed(status), replay=False)
 
     def server_log(self, server_id: str, line: str) -> None:
