@@ -113,6 +113,10 @@ _R = TypeVar("_R", bound=BaseModel)
 _T = TypeVar("_T")
 
 _Queued = tuple[str, dict[str, Any] | None, int]
+_LIST_CHANGED = frozenset(
+    {"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"}
+)
+"""A server's list changes, which every agent of that server hears."""
 """A notification for an agent: method, params, and the params' length as JSON."""
 
 _CALLER: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar("gateway_caller", default=None)
@@ -384,28 +388,23 @@ class Gateway:
                 session.notify("notifications/resources/updated", {"uri": uri})
 
     def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
-        """Route a server's notification to the agents it concerns."""
-        method = message.method
-        params = message.params.model_dump(by_alias=True, mode="json", exclude_none=True) if message.params else None
+        """Route a server's notification to the agents it concerns (converted and sized only when one does)."""
+        recipients: Sequence[AgentSession]
         if isinstance(message, types.ResourceUpdatedNotification):
-            holders = self._subscribers.get((server_id, message.params.uri), ())
-            size = notification_size(params) if holders else 0
-            for session in holders:
-                session.notify(method, params, size)
+            recipients = tuple(self._subscribers.get((server_id, message.params.uri), ()))
         elif isinstance(message, types.LoggingMessageNotification):
             level = message.params.level
-            size = notification_size(params)
-            for session in self.sessions:
-                if session.server_id == server_id and session.wants_log(level):
-                    session.notify(method, params, size)
-        elif method in (
-            "notifications/tools/list_changed",
-            "notifications/prompts/list_changed",
-            "notifications/resources/list_changed",
-        ):
-            for session in self.sessions:
-                if session.server_id == server_id:
-                    session.notify(method, params)
+            recipients = [s for s in self.sessions if s.server_id == server_id and s.wants_log(level)]
+        elif message.method in _LIST_CHANGED:
+            recipients = [s for s in self.sessions if s.server_id == server_id]
+        else:
+            return
+        if not recipients:
+            return
+        params = message.params.model_dump(by_alias=True, mode="json", exclude_none=True) if message.params else None
+        size = notification_size(params)
+        for session in recipients:
+            session.notify(message.method, params, size)
 
     def client_options(self, server_id: str) -> dict[str, Any]:
         """Sampling and elicitation callbacks that route the server's requests to the agent that caused them."""
