@@ -166,6 +166,8 @@ class ServerConnection:
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
         self._refused: set[str] = set()
         """Folders the sandbox refused in this start (each reported once)."""
+        self._first_runtime: tuple[str, ...] | None = None
+        """The runtime paths of its first sandboxed start: later starts get nothing beyond them without the user."""
         self._client: Client | None = None
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
@@ -417,12 +419,19 @@ class ServerConnection:
             sandbox_default=settings.sandbox,
             allowed_read=self._allowed_read(),
             workspace_folders=self._workspace_folders(),
+            runtime_limit=self._first_runtime,
         )
-        if launch.policy is not None:
-            for warning in launch.policy.warnings:
+        policy = launch.policy
+        if policy is not None:
+            for warning in policy.warnings:
                 logger.warning("[%s] sandbox: %s", self.id, warning)
+            if policy.enforced and self._first_runtime is None:
+                self._first_runtime = policy.runtime_paths()
         self._refused = set()
         self._events.launched(self, launch)
+        if policy is not None:
+            for grant in policy.withheld:
+                self._refuse(Refusal(path=grant.path, folder=grant.path, line=f"withheld: {grant.why}"))
         read_fd, write_fd = os.pipe()
         tasks.start_soon(self._pump_stderr, read_fd)
         return stdio_transport(
@@ -459,9 +468,13 @@ class ServerConnection:
         policy = self.launch.policy if self.launch is not None else None
         if policy is not None and policy.enforced:
             for refusal in find_refusals([text], policy):
-                if refusal.folder not in self._refused:
-                    self._refused.add(refusal.folder)
-                    self._events.sandbox_refused(self, refusal)
+                self._refuse(refusal)
+
+    def _refuse(self, refusal: Refusal) -> None:
+        """Report a refusal of this start (each folder once)."""
+        if refusal.folder not in self._refused:
+            self._refused.add(refusal.folder)
+            self._events.sandbox_refused(self, refusal)
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())

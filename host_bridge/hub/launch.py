@@ -27,6 +27,7 @@ from host_bridge.hub.config import SHARED_FOLDERS, ServerConfig
 from host_bridge.procs import die_with_parent
 from host_bridge.sandbox.apply import sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, make_private_tmp, policy_for_launch
+from host_bridge.sandbox.runners import runner_folder
 
 SandboxSetting = Literal["enforce", "off"]
 """A server's sandbox setting: ``enforce`` (where the OS supports it) or ``off``."""
@@ -89,12 +90,18 @@ def plan_launch(
     allowed_read: Sequence[str] = (),
     workspace_folders: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    runtime_limit: Sequence[str] | None = None,
 ) -> Launch:
-    """The start of the stdio server ``config`` with ``folders`` shared with it now; ``workspace_folders`` (the
-    candidate folders) are only used to warn when its runtime grants would expose one of them."""
+    """The start of the stdio server ``config`` with ``folders`` shared with it now.
+
+    ``workspace_folders`` (the candidate folders) are used to warn when its runtime grants would expose one of them,
+    and bound where its package roots are looked for. ``runtime_limit`` are the runtime paths of its first start
+    (:meth:`SandboxPolicy.runtime_paths`): a later start gets no runtime path beyond them without the user.
+    """
     assert config.command is not None
     shared = tuple(sorted(folders))
-    base_env = {**(os.environ if environ is None else environ), **config.env}
+    user_env = os.environ if environ is None else environ
+    base_env = {**user_env, **config.env}
     args, env, cwd = expand_shared_folders(config.args, base_env, config.cwd, shared)
     setting = config.sandbox or sandbox_default
     home_dir = home if home is not None else os.path.expanduser("~")
@@ -110,6 +117,10 @@ def plan_launch(
         enforce=setting == "enforce",
         allowed_read=allowed_read,
         workspace_folders=workspace_folders,
+        runner_home=runner_folder(config.id, config.identity.key, home_dir, user_env),
+        entry_env=config.env,
+        user_env=user_env,
+        runtime_limit=runtime_limit,
     )
     sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
     return Launch(
