@@ -2,12 +2,12 @@
 // `contributes.commands`, and a factory that makes its callback from the features. activate() registers the
 // whole table with registerCommands; test/unit/commands.test.ts checks it against package.json. This module
 // loads no feature and no `vscode` at run time (type imports only), so that test can read the table.
-import type { Consent } from "./consent";
+import type { Consent } from "./consent/consent";
 import type { Ctx } from "./ctx";
-import type { ResourceDocuments } from "./documents";
-import type { ResourcePickers } from "./pickers";
-import type { StatusView } from "./status";
-import type { ResourcesView } from "./tree";
+import type { ResourceDocuments } from "./resources/documents";
+import type { ResourcePickers } from "./picker/pickers";
+import type { StatusView } from "./status/status";
+import type { ResourcesView } from "./tree/tree";
 
 /** What a command's factory gets: the context and every feature, as activate() made them. */
 export interface Features {

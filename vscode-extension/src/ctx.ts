@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrpc";
 import { ResponseError } from "vscode-languageclient";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { OpenPickers } from "./openPickers";
+import { OpenPickers } from "./ui/openPickers";
 import * as protocol from "./protocol";
 import { errorMessage, product } from "./text";
 
