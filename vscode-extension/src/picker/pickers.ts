@@ -1,7 +1,7 @@
 // "MCP: Pick Resource" and "MCP: Insert Resource": one quick pick over every server's resources and
 // templates, filled page by page as the sidecar answers; templates ask their variables with completions.
 import * as vscode from "vscode";
-import type { CommandId } from "../commands";
+import type { CommandId } from "../commandIds";
 import type { Ctx } from "../ctx";
 import { type ResourceDocuments, insertionFor, readWithProgress, type OpenTarget } from "../resources/documents";
 import { displayName, templateResultName } from "../resources/resourceModel";

@@ -36,10 +36,10 @@ export function resourceAddress(uri: vscode.Uri): ResourceAddress | undefined {
 
 function toFileSystemError(error: unknown, uri: vscode.Uri): vscode.FileSystemError {
   if (error instanceof SidecarError) {
-    if (error.code === SidecarError.NOT_FOUND) {
+    if (error.code === protocol.ErrorCodes.resourceNotFound) {
       return vscode.FileSystemError.FileNotFound(uri);
     }
-    if (error.code === SidecarError.NOT_RUNNING || error.code === undefined) {
+    if (error.code === protocol.ErrorCodes.serverNotRunning || error.code === undefined) {
       return vscode.FileSystemError.Unavailable(error.message);
     }
     return new vscode.FileSystemError(error.message);

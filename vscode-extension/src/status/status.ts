@@ -1,7 +1,7 @@
 // The status bar item, the status picker ("MCP: Show Server Status") and "MCP: Restart Host Bridge". The texts
 // come from statusModel.ts.
 import * as vscode from "vscode";
-import type { CommandId } from "../commands";
+import type { CommandId } from "../commandIds";
 import type { Ctx } from "../ctx";
 import * as protocol from "../protocol";
 import type { Sidecar } from "../sidecar/sidecar";

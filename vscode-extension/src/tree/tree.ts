@@ -1,7 +1,7 @@
 // The Explorer view "MCP Resources": servers at the root, each running server's resources loaded a page
 // at a time, and its templates in a folder. Paging state and node looks come from treeModel.ts.
 import * as vscode from "vscode";
-import type { CommandId } from "../commands";
+import type { CommandId } from "../commandIds";
 import type { Ctx } from "../ctx";
 import type { WorkspaceTrustWait } from "../consent/workspaceTrust";
 import * as protocol from "../protocol";
