@@ -273,6 +273,7 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
         ("allow", "share these folders with the servers from now on"),
         ("deny", "never share these folders with the servers, and do not ask again"),
         ("forget", "remove the saved decisions about these folders, so you are asked again"),
+        ("read-only", "let the servers' sandbox read these folders, without sharing them (after a refused start)"),
     ):
         change = actions.add_parser(action, help=text)
         _server_arguments(change, what="only this server (default: every server named)")

@@ -41,6 +41,7 @@ from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, Se
 from host_bridge.hub.stdio_transport import stdio_transport
 from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 from host_bridge.roots import Root, VisibleThrough
+from host_bridge.sandbox.diagnosis import StartDiagnosis, diagnose_start
 from host_bridge.sandbox.refusals import Refusal, find_refusals
 from host_bridge.uris import UriError, parse_file_uri
 
@@ -49,6 +50,10 @@ logger = logging.getLogger(__name__)
 SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 """Every protocol revision the SDK (and so host_bridge) can speak."""
 _MAX_STDERR_LINE = 8192
+_START_LINES = 200
+"""Stderr lines of one start kept for its diagnosis."""
+REFUSALS_PER_MINUTE = 5
+"""Refusals reported per server in a minute (a server writes its own stderr: it cannot raise a flood of questions)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,9 @@ class ConnectionSettings:
     """Stderr lines kept per server."""
     sandbox: SandboxSetting = "enforce"
     """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
+    refetch_grace: float = 0.5
+    """Seconds a server whose folders changed is given to fetch its new roots after ``list_changed``, before the
+    restart that enforces the change (only a server that asks for roots is waited for)."""
 
 
 class ConnectionEvents(Protocol):
@@ -167,6 +175,16 @@ class ServerConnection:
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
         self._refused: set[str] = set()
         """Folders the sandbox refused in this start (each reported once)."""
+        self._refusal_times: deque[float] = deque()
+        """When refusals were last reported (at most :data:`REFUSALS_PER_MINUTE` a minute)."""
+        self._start_lines: list[str] = []
+        """Stderr lines of the current start (capped), for the diagnosis of a start that fails."""
+        self._ran = False
+        """The current start reached running."""
+        self.start_failure: StartDiagnosis | None = None
+        """Why its last start may have failed because of its sandbox, and what the user can do (until it runs)."""
+        self.sandbox_override: SandboxSetting | None = None
+        """The sandbox setting the user chose for this session (``off`` after a refused start), over its config's."""
         self._first_runtime: tuple[str, ...] | None = None
         """The runtime paths of its first sandboxed start: later starts get nothing beyond them without the user."""
         self._client: Client | None = None
@@ -181,6 +199,8 @@ class ServerConnection:
         self._malformed: deque[float] = deque()
         self._fetched_since_notify = False
         """The server asked for roots since the last ``list_changed`` (only then is another one sent)."""
+        self._refetched = anyio.Event()
+        """Set when it asks for roots after a ``list_changed``."""
         self._answered: tuple[Root, ...] | None = None
         """What the last ``roots/list`` answer contained."""
 
@@ -233,17 +253,27 @@ class ServerConnection:
     def _sandbox_state(self) -> SandboxState | None:
         if self.config.transport != "stdio":
             return None
-        setting = self.config.sandbox or self.settings.sandbox
+        setting = self._sandbox_setting()
         policy = self.launch.policy if self.launch is not None else None
         if policy is None:
             return SandboxState(setting=setting, enforced=False, summary="not started yet")
+        summary = policy.summary
+        if self.sandbox_override == "off" and not policy.requested:
+            summary = (
+                "You turned the sandbox off for this server until host_bridge restarts: it can read and write every "
+                "file your account can."
+            )
         return SandboxState(
             setting=setting,
             enforced=policy.enforced,
             mechanism=policy.mechanism,
-            summary=policy.summary,
+            summary=summary,
             warnings=policy.warnings,
+            start_failure=self.start_failure,
         )
+
+    def _sandbox_setting(self) -> SandboxSetting:
+        return self.sandbox_override or self.config.sandbox or self.settings.sandbox
 
     def stop(self) -> None:
         """Ask :meth:`run` to disconnect and return."""
@@ -277,12 +307,25 @@ class ServerConnection:
             self._lose(f"the server lost the session ({error.message}); reconnecting")
 
     async def roots_changed(self, roots: Sequence[Root]) -> None:
-        """Tell the server its roots changed (or restart it when they shrank to nothing).
+        """Follow a change of its shared folders: tell it, restart it, or start it.
 
-        Servers that keep their last list when told the new one is empty would go on seeing folders the user
-        revoked, so a shrink to empty restarts the server instead.
+        A server waiting for folders starts once it has one; a failed stdio server is started again (consent may be
+        what it lacked). One whose command line or sandbox holds its folders is restarted (a Landlock ruleset cannot
+        change), after it was told with ``roots/list_changed`` when it asks for roots, and given a moment to ask:
+        a revoke is felt at once, and enforced by the restart. Servers that keep their last list when told the new
+        one is empty would go on seeing folders the user revoked, so a shrink to empty restarts the server instead.
         """
         folders = tuple(sorted(_root_paths(roots)))
+        if self.state is ServerState.AWAITING_FOLDERS:
+            if folders:
+                logger.info("[%s] a folder is shared with it now; starting it", self.id)
+                self.restart()
+            return
+        if self.state is ServerState.FAILED and self.config.transport == "stdio":
+            if self.launch is None or folders != self.launch.folders:
+                logger.info("[%s] its shared folders changed; starting it again after its failure", self.id)
+                self.restart()
+            return
         if (
             self.launch is not None
             and depends_on_folders(self.config, self.launch)
@@ -292,6 +335,9 @@ class ServerConnection:
             logger.info(
                 "[%s] its shared folders changed; restarting it (its command line or sandbox holds them)", self.id
             )
+            if self.state is ServerState.RUNNING and await self._notify_roots_changed():
+                with anyio.move_on_after(self.settings.refetch_grace):
+                    await self._refetched.wait()
             self.restart()
             return
         if self.state is not ServerState.RUNNING or self._client is None:
@@ -300,26 +346,49 @@ class ServerConnection:
             logger.info("[%s] every shared folder was withdrawn; restarting it so it forgets them", self.id)
             self.restart()
             return
-        if self._fetched_since_notify and self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            self._fetched_since_notify = False
-            with warnings.catch_warnings():
-                # Roots are deprecated in 2026-07-28 but remain the way to share folders; the warning fires
-                # when the coroutine is created, so only that call is covered.
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                sending = self._client.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
-            try:
-                await sending
-            except Exception as error:
-                logger.warning("[%s] could not send roots/list_changed: %s", self.id, error)
+        await self._notify_roots_changed()
+
+    async def _notify_roots_changed(self) -> bool:
+        """Send ``roots/list_changed`` if it asked for roots since the last one (handshake era); whether it was sent."""
+        client = self._client
+        if client is None or not self._fetched_since_notify or self.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False
+        self._fetched_since_notify = False
+        self._refetched = anyio.Event()
+        with warnings.catch_warnings():
+            # Roots are deprecated in 2026-07-28 but remain the way to share folders; the warning fires
+            # when the coroutine is created, so only that call is covered.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            sending = client.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+        try:
+            await sending
+        except Exception as error:
+            logger.warning("[%s] could not send roots/list_changed: %s", self.id, error)
+            return False
+        return True
+
+    def _needs_folders(self) -> bool:
+        """Its launch needs shared folders (``${hostBridge:sharedFolders}``) and none is shared now."""
+        return (
+            self.config.transport == "stdio" and self.config.uses_shared_folders and not _root_paths(self._roots())
+        )
 
     async def run(self) -> None:
         """Connect, stay connected, restart on crashes; returns after :meth:`stop`."""
         while not self._stop_requested:
             self._restart_requested = False
+            if self._needs_folders():
+                # Started without a folder it would exit or serve nothing; it starts once one is shared.
+                self._crashes.clear()
+                self.last_error = None
+                self._set_state(ServerState.AWAITING_FOLDERS)
+                await self._wait_for_request()
+                continue
             self._set_state(ServerState.STARTING if not self._crashes else ServerState.RESTARTING)
             try:
                 await self._connect_once()
             except _PermanentFailure as failure:
+                self._diagnose(str(failure))
                 self._fail(str(failure))
                 await self._wait_for_request()
                 continue
@@ -328,6 +397,7 @@ class ServerConnection:
                     break
                 if self._restart_requested:
                     continue
+                self._diagnose(str(crash))
                 if self._record_crash(str(crash)):
                     await self._wait_for_request()
                     continue
@@ -341,6 +411,7 @@ class ServerConnection:
         self._answered = None
         self._fetched_since_notify = False
         self.process_started = False
+        self._ran = False
         self.starts += 1
         try:
             async with anyio.create_task_group() as tasks:
@@ -377,6 +448,8 @@ class ServerConnection:
                 self.protocol_version = client.protocol_version
                 self.server_info = client.server_info
                 self.capabilities = client.server_capabilities
+                self._ran = True
+                self.start_failure = None
                 self._set_state(ServerState.RUNNING)
                 async with anyio.create_task_group() as helpers:
                     helpers.start_soon(self._serve_connected, client)
@@ -418,6 +491,7 @@ class ServerConnection:
             config,
             _root_paths(self._roots()),
             sandbox_default=settings.sandbox,
+            sandbox_override=self.sandbox_override,
             allowed_read=self._allowed_read(),
             workspace_folders=self._workspace_folders(),
             runtime_limit=self._first_runtime,
@@ -429,6 +503,7 @@ class ServerConnection:
             if policy.enforced and self._first_runtime is None:
                 self._first_runtime = policy.runtime_paths()
         self._refused = set()
+        self._start_lines = []
         self._events.launched(self, launch)
         if policy is not None:
             for grant in policy.withheld:
@@ -465,6 +540,8 @@ class ServerConnection:
     def _stderr_line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         self.log.append(text)
+        if len(self._start_lines) < _START_LINES:
+            self._start_lines.append(text)
         self._events.log_line(self, text)
         policy = self.launch.policy if self.launch is not None else None
         if policy is not None and policy.enforced:
@@ -472,10 +549,39 @@ class ServerConnection:
                 self._refuse(refusal)
 
     def _refuse(self, refusal: Refusal) -> None:
-        """Report a refusal of this start (each folder once)."""
-        if refusal.folder not in self._refused:
-            self._refused.add(refusal.folder)
-            self._events.sandbox_refused(self, refusal)
+        """Report a refusal of this start: each folder once, at most :data:`REFUSALS_PER_MINUTE` a minute."""
+        if refusal.folder in self._refused:
+            return
+        self._refused.add(refusal.folder)
+        now = time.monotonic()
+        while self._refusal_times and now - self._refusal_times[0] > 60.0:
+            self._refusal_times.popleft()
+        if len(self._refusal_times) >= REFUSALS_PER_MINUTE:
+            logger.info("[%s] the sandbox refused it %s (not asked about: too many refusals)", self.id, refusal.path)
+            return
+        self._refusal_times.append(now)
+        self._events.sandbox_refused(self, refusal)
+
+    def _diagnose(self, reason: str) -> None:
+        """Explain a start that failed before it ran, when its sandbox may be the cause."""
+        launch = self.launch
+        if self._ran or launch is None or launch.policy is None or not launch.policy.enforced:
+            return
+        status = self.exit_status if self.process_started else None
+        if status is not None and status >= 0:
+            how = f"exited with status {status}"
+        elif status is not None:
+            how = f"was ended by signal {-status}"
+        else:
+            how = f"failed ({reason})"
+        self.start_failure = diagnose_start(
+            self._start_lines,
+            launch.args,
+            launch.policy,
+            how=how,
+            workspace_folders=self._workspace_folders(),
+            home=os.path.expanduser("~"),
+        )
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())
@@ -483,6 +589,7 @@ class ServerConnection:
         self.roots_asked_at = datetime.now(UTC)
         self._fetched_since_notify = True
         self._answered = roots
+        self._refetched.set()
         self._events.roots_answered(self, roots)
         if self._reach() != reach_before:
             self._events.state_changed(self)  # the editor's status says how folders reach it; only on a change

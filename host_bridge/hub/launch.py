@@ -86,6 +86,7 @@ def plan_launch(
     folders: Sequence[str],
     *,
     sandbox_default: SandboxSetting,
+    sandbox_override: SandboxSetting | None = None,
     home: str | None = None,
     allowed_read: Sequence[str] = (),
     workspace_folders: Sequence[str] = (),
@@ -103,7 +104,7 @@ def plan_launch(
     user_env = os.environ if environ is None else environ
     base_env = {**user_env, **config.env}
     args, env, cwd = expand_shared_folders(config.args, base_env, config.cwd, shared)
-    setting = config.sandbox or sandbox_default
+    setting = sandbox_override or config.sandbox or sandbox_default
     home_dir = home if home is not None else os.path.expanduser("~")
     private_tmp = make_private_tmp(config.id) if setting == "enforce" else None
     policy = policy_for_launch(

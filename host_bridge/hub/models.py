@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from host_bridge.roots import VisibleThrough
+from host_bridge.sandbox.diagnosis import StartDiagnosis
 from host_bridge.wire import WireModel
 
 
@@ -79,6 +80,8 @@ class ServerState(StrEnum):
     """Where a server is in its life (docs/protocol.md ``ServerStatus.state``)."""
 
     AWAITING_TRUST = "awaitingTrust"
+    AWAITING_FOLDERS = "awaitingFolders"
+    """Its launch needs shared folders (``${hostBridge:sharedFolders}``) and none is shared: it starts once one is."""
     STARTING = "starting"
     RUNNING = "running"
     RESTARTING = "restarting"
@@ -123,6 +126,9 @@ class SandboxState(WireModel):
     warnings: tuple[str, ...] = ()
     """What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is
     not shared with it (so that folder is readable), or a shared folder holds the whole home folder."""
+    start_failure: StartDiagnosis | None = None
+    """Set when its last start failed while the sandbox confined it: that the sandbox may be the cause, the paths it
+    was refused where they can be known, and the actions offered (cleared once it runs)."""
 
 
 class ServerStatus(ServerRef):

@@ -288,7 +288,7 @@ export interface ServerRef {
 }
 
 /** Where a server is in its life (docs/protocol.md `ServerStatus.state`). */
-export type ServerState = "awaitingTrust" | "starting" | "running" | "restarting" | "stopped" | "failed";
+export type ServerState = "awaitingTrust" | "awaitingFolders" | "starting" | "running" | "restarting" | "stopped" | "failed";
 
 /** A server as the editor sees it (docs/protocol.md `ServerStatus`). */
 export interface ServerStatus extends ServerRef {

@@ -1,8 +1,8 @@
-"""``host-bridge consent list|allow|deny|forget``: the saved decisions, read and changed from the terminal.
+"""``host-bridge consent list|allow|deny|forget|read-only``: the saved decisions, read and changed from the terminal.
 
 The same store ``connect`` and the editor sidecar use, with the same identities: a decision belongs to a server as
 defined (``--server``, ``--config``, the embedded example server, or the ``.vscode/mcp.json`` / ``.mcp.json`` of the
-folders named), its id and its launch configuration. ``allow``, ``deny`` and ``forget`` act for every server named
+folders named), its id and its launch configuration. ``allow``, ``deny``, ``forget`` and ``read-only`` act for every server named
 (or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``.
 
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error.
@@ -34,7 +34,8 @@ from host_bridge.text import visible
 from host_bridge.uris import canonical_path
 
 _SHOWN = {"allow": "allow", "deny": "deny", "readOnly": "read only"}
-_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY}
+_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY, "read-only": Decision.READ_ONLY}
+_DONE = {"allow": "allowed", "deny": "denied", "read-only": "readable by its sandbox (not shared)"}
 
 
 def consent(args: argparse.Namespace) -> int:
@@ -99,7 +100,7 @@ def _change(policy: ConsentPolicy, server: ServerConfig, folder: str, action: st
             done = f"forgot {_SHOWN[had.value]}" if had is not None else "nothing saved"
         else:
             policy.set(server.identity, folder, _DECISIONS[action])
-            done = "allowed" if action == "allow" else "denied"
+            done = _DONE[action]
     except DecisionNotSaved as error:
         terminal.warn(f"host-bridge consent {action}: {error}")
         return 1
