@@ -2,8 +2,8 @@
 
 The same store ``connect`` and the editor sidecar use, with the same identities: a decision belongs to a server as
 defined (``--server``, ``--config``, the embedded example server, or the ``.vscode/mcp.json`` / ``.mcp.json`` of the
-folders named), its id and its launch configuration. ``allow``, ``deny``, ``forget`` and ``read-only`` act for every server named
-(or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``.
+folders named), its id and its launch configuration. ``allow``, ``deny``, ``forget`` and ``read-only`` act for every
+server named (or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``.
 
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error.
 """
