@@ -41,7 +41,7 @@ POLICY = SandboxPolicy(
         ("ls: cannot open directory '/home/me/repos': Permission denied", ["/home/me/repos"]),
         ("open /home/me/My Documents/a.txt: permission denied", ["/home/me/My Documents/a.txt"]),
         (
-            "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/t/node_modules/sdk/server/mcp.js' imported from /t/a.js",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/t/node_modules/sdk/server/mcp.js' imported from /t/a",
             ["/t/node_modules/sdk/server/mcp.js"],
         ),
         ("  url: 'file:///t/node_modules/%40scope/sdk/server/mcp.js'", ["/t/node_modules/@scope/sdk/server/mcp.js"]),
