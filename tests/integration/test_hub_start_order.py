@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from support.folders import folder_candidate
 from support.hub_harness import Harness, configs, running_hub
 from support.sandbox import landlock_reason
 from support.servers import python_server
+from support.terminal import environment
 
 from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit
@@ -208,10 +211,9 @@ async def test_a_revoked_folder_is_told_to_a_server_that_asks_for_roots_before_t
 NODE_APP = "import { x } from 'helper-dep';\nconsole.log(x);\n"
 
 
-@pytest.mark.requirement("H4")
-async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_and_the_actions(tmp_path: Path) -> None:
-    # A deliberately narrow grant: each program's package root (a package.json / pyproject.toml beside it) does not
-    # hold what it loads, a node_modules and a library folder beside the package.
+def narrow_layout(tmp_path: Path) -> Path:
+    """A deliberately narrow grant: a Node and a Python program whose package root (a ``package.json`` or
+    ``pyproject.toml`` beside each) does not hold what they load, a ``node_modules`` and a library folder beside."""
     tools = Path(canonical_path(tmp_path)) / "tools"
     (tools / "app").mkdir(parents=True)
     (tools / "app" / "package.json").write_text('{"type": "module"}')
@@ -225,6 +227,15 @@ async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_a
     (tools / "py" / "server.py").write_text("import sys\nsys.path.insert(0, sys.argv[2])\nimport helper_lib\n")
     (tools / "pylib").mkdir()
     (tools / "pylib" / "helper_lib.py").write_text("")
+    return tools
+
+
+@pytest.mark.requirement("H4")
+async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_and_the_actions(tmp_path: Path) -> None:
+    # A deliberately narrow grant: each program's package root (a package.json / pyproject.toml beside it) does not
+    # hold what it loads, a node_modules and a library folder beside the package.
+    tools = narrow_layout(tmp_path)
+    dep = tools / "node_modules" / "helper-dep"
     servers = configs(
         {
             "node": {"type": "stdio", "command": "node", "args": [str(tools / "app" / "server.mjs")]},
@@ -262,3 +273,23 @@ async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_a
         )
         assert node.launch is not None and node.launch.policy is not None
         assert node.launch.policy.allows(dep / "index.js") and not node.launch.policy.allows(dep, write=True)
+
+
+@pytest.mark.requirement("H4")
+def test_the_terminal_names_the_refused_path_and_the_actions_of_a_refused_start(tmp_path: Path) -> None:
+    tools = narrow_layout(tmp_path)
+    node = f"node={shutil.which('node')} {tools / 'app' / 'server.mjs'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "host_bridge", "connect", "--storage-dir", str(tmp_path / "storage"), "--server", node],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(),
+        check=False,
+    )
+    refused = tools / "node_modules" / "helper-dep" / "index.js"
+    assert done.returncode == 1, done.stderr
+    assert f"which may be the cause: it was refused {refused}" in done.stderr, done.stderr
+    assert f"Let it read {tools / 'node_modules'}: host-bridge consent read-only" in done.stderr
+    assert "Turn the sandbox off for this server: run again with --sandbox off" in done.stderr
