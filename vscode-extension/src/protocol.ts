@@ -223,6 +223,16 @@ export interface RootDecision {
   decision: "allow" | "allowSession" | "deny";
 }
 
+/** Something the user can do about a refused start. */
+export interface SandboxAction {
+  /** `readOnly`: let it read `path`; `share`: share the workspace folder `path` with it; `sandboxOff`: restart it without its sandbox, for this session. */
+  kind: "readOnly" | "share" | "sandboxOff";
+  /** The button's words: `Let it read <folder>`, `Share <folder>`, or `SANDBOX_OFF`. */
+  title: string;
+  /** The folder the action is about (absent for `sandboxOff`). */
+  path?: string;
+}
+
 /** The OS sandbox a stdio server runs in. */
 export interface SandboxState {
   /** What its config (or the user's default) asks for. */
@@ -235,6 +245,8 @@ export interface SandboxState {
   summary: string;
   /** What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is not shared with it (so that folder is readable), or a shared folder holds the whole home folder. */
   warnings: string[];
+  /** Set when its last start failed while the sandbox confined it: that the sandbox may be the cause, the paths it was refused where they can be known, and the actions offered (cleared once it runs). */
+  startFailure?: StartDiagnosis;
 }
 
 /** `hostBridge/resourcesChanged` params. */
@@ -342,6 +354,16 @@ export interface SharedRoot {
   uri: string;
   /** Name shown to the server. */
   name?: string;
+}
+
+/** A sandboxed server failed during start-up: that the sandbox may be the cause, what it refused, what to do. */
+export interface StartDiagnosis {
+  /** One sentence for status, the notification and the terminal. */
+  sentence: string;
+  /** The paths it was refused (existing, outside its policy), where they can be known. */
+  refused: string[];
+  /** What the user can do, in the order offered. */
+  actions: SandboxAction[];
 }
 
 /** `hostBridge/status` params (none). */
