@@ -36,8 +36,11 @@ SandboxSetting = Literal["enforce", "off"]
 def expand_shared_folders(
     args: Sequence[str], env: Mapping[str, str], cwd: str | None, folders: Sequence[str]
 ) -> tuple[list[str], dict[str, str], str | None]:
-    """``args``, ``env`` and ``cwd`` with ``${hostBridge:sharedFolders}`` replaced by ``folders`` (see the module)."""
-    joined = os.pathsep.join(folders)
+    """``args``, ``env`` and ``cwd`` with ``${hostBridge:sharedFolders}`` replaced by ``folders`` (see the module).
+
+    A folder whose name holds the path separator (``evil:/etc``) is left out of the joined form, where it would
+    read as two folders (:func:`unjoinable` says which, in a sentence); it is passed as its own argument."""
+    joined = os.pathsep.join(folder for folder in folders if os.pathsep not in folder)
     expanded: list[str] = []
     for arg in args:
         if arg == SHARED_FOLDERS:
@@ -50,6 +53,24 @@ def expand_shared_folders(
     elif cwd is not None:
         cwd = cwd.replace(SHARED_FOLDERS, joined)
     return expanded, environment, cwd
+
+
+def unjoinable(config: ServerConfig, folders: Sequence[str]) -> str | None:
+    """The sentence saying which shared folders are left out of the joined form of ``${hostBridge:sharedFolders}``
+    (their names hold the path separator), or ``None`` when the entry uses no joined form or no folder is left out."""
+    joined_use = [arg for arg in config.args if SHARED_FOLDERS in arg and arg != SHARED_FOLDERS]
+    joined_use += [value for value in config.env.values() if SHARED_FOLDERS in value]
+    if config.cwd is not None and SHARED_FOLDERS in config.cwd and config.cwd != SHARED_FOLDERS:
+        joined_use.append(config.cwd)
+    left_out = [folder for folder in folders if os.pathsep in folder]
+    if not joined_use or not left_out:
+        return None
+    names = ", ".join(repr(folder) for folder in left_out)
+    return (
+        f"{names} {'is' if len(left_out) == 1 else 'are'} left out of the {os.pathsep!r}-joined list of shared "
+        f"folders its entry passes: the name holds {os.pathsep!r}, so it would read as two folders. Rename the "
+        "folder, or pass ${hostBridge:sharedFolders} as an argument of its own (one folder per argument)."
+    )
 
 
 @dataclass
@@ -123,6 +144,9 @@ def plan_launch(
         user_env=user_env,
         runtime_limit=runtime_limit,
     )
+    left_out = unjoinable(config, shared)
+    if left_out is not None:
+        policy = policy.model_copy(update={"warnings": (*policy.warnings, left_out)})
     sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
     return Launch(
         command=sandboxed.command,

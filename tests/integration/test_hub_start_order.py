@@ -293,3 +293,26 @@ def test_the_terminal_names_the_refused_path_and_the_actions_of_a_refused_start(
     assert f"which may be the cause: it was refused {refused}" in done.stderr, done.stderr
     assert f"Let it read {tools / 'node_modules'}: host-bridge consent read-only" in done.stderr
     assert "Turn the sandbox off for this server: run again with --sandbox off" in done.stderr
+
+
+@pytest.mark.requirement("I7")
+async def test_three_hundred_refusals_from_one_server_raise_at_most_five_questions(tmp_path: Path) -> None:
+    elsewhere = Path(canonical_path(tmp_path)) / "elsewhere"
+    files = []
+    for index in range(300):
+        folder = elsewhere / f"f{index:03}"
+        folder.mkdir(parents=True)
+        (folder / "data.txt").write_text("x")
+        files += ["--startup-read", str(folder / "data.txt")]
+    entry = python_server("sandbox_probe", *files)
+    async with running_hub(
+        tmp_path / "storage", configs({"probe": entry}), connection_settings=QUICK, sandbox="enforce"
+    ) as h:
+        await h.wait_running("probe")
+
+        def refused_lines() -> int:
+            return sum("Permission denied" in line for line in h.recorder.log_lines("probe"))
+
+        await h.recorder.wait_for(lambda: refused_lines() == 300)  # every one of them refused by the kernel
+        assert len(h.recorder.refusals) == 5
+        assert all(r.path.startswith(str(elsewhere)) for _, r in h.recorder.refusals)
