@@ -100,6 +100,10 @@ class Runtime:
                 base = copied_interpreter_home(venv, real)
                 if base is not None:
                     self._prefix_dir(base, f"the base interpreter of {venv.name}")
+            for link in (venv / "bin" / "python3", venv / "bin" / "python"):
+                if link.is_symlink() and link != given:
+                    self._tree(Path(os.path.realpath(link)), f"the base interpreter of {venv.name}")
+                    break
         elif INTERPRETERS.match(real.name) and real.name.startswith(("python", "pypy")):
             for site in sorted((self.home / ".local" / "lib").glob("python3*")):
                 self._grant(site, "runtime", "Python's user site-packages")
