@@ -1,32 +1,26 @@
 """One MCP server's connection, owned by one task for its whole life.
 
-:meth:`ServerConnection.run` starts the server (stdio child process or streamable HTTP) through the
-official ``mcp`` SDK, keeps it connected, restarts it with jittered exponential backoff when it crashes,
-and gives up after too many crashes in a window. Every SDK context is entered and exited in that one task,
-as the SDK's cancel scopes require. Other tasks talk to the server through :attr:`ServerConnection.client`.
+:meth:`ServerConnection.run` opens the server's transport (:mod:`host_bridge.hub.transports`, chosen once by the hub)
+and the official ``mcp`` SDK's client over it, keeps it connected, restarts it with jittered exponential backoff when
+it crashes, and gives up after too many crashes in a window. Every SDK context, the transport's included, is entered
+and exited in that one task, as the SDK's cancel scopes require. Other tasks talk to the server through
+:attr:`ServerConnection.client`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import os
 import random
 import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
-import anyio.abc
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -34,63 +28,21 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
-from host_bridge.hub.http_transport import http_transport
-from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
-from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
-from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
-from host_bridge.hub.stdio_transport import stdio_transport
-from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
+from host_bridge.hub.launch import Launch
+from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, ServerStatus, SharedRoot
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.hub.transports.base import Streams, Transport
 from host_bridge.roots import Root, VisibleThrough
-from host_bridge.sandbox.diagnosis import StartDiagnosis, diagnose_start
-from host_bridge.sandbox.refusals import Refusal, find_refusals
+from host_bridge.sandbox.diagnosis import StartDiagnosis
+from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 """Every protocol revision the SDK (and so host_bridge) can speak."""
-_MAX_STDERR_LINE = 8192
-_START_LINES = 200
-"""Stderr lines of one start kept for its diagnosis."""
 REFUSALS_PER_MINUTE = 5
 """Refusals reported per server in a minute (a server writes its own stderr: it cannot raise a flood of questions)."""
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    """Timeouts and restart policy; every field has a default."""
-
-    initialize_timeout: float = 30.0
-    """Seconds a server has to finish the handshake before it is killed and counted as a crash."""
-    request_timeout: float = 30.0
-    """Seconds any request may take; on expiry the SDK sends ``notifications/cancelled``."""
-    max_crashes: int = 5
-    """Crashes within :attr:`crash_window` after which the server is left stopped."""
-    crash_window: float = 180.0
-    """Seconds over which crashes are counted."""
-    backoff_initial: float = 0.5
-    """First restart delay in seconds; doubles per crash in the window, with jitter."""
-    backoff_max: float = 30.0
-    """Longest restart delay."""
-    malformed_budget: int = 20
-    """Malformed messages tolerated within a minute before the connection is restarted."""
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    """Longest line a stdio server may write to stdout; a longer one ends the connection (counted as a crash)."""
-    max_body_bytes: int = DEFAULT_MAX_LINE_BYTES
-    """Largest decoded body (after gzip/deflate) of one HTTP response that is not an event stream; a larger one
-    fails its request."""
-    max_page_items: int = DEFAULT_MAX_PAGE_ITEMS
-    """Most resources or resource templates in one listing answer; a bigger page fails its request, before the SDK
-    builds a model per item."""
-    max_read_contents: int = DEFAULT_MAX_READ_CONTENTS
-    """Most content items in one ``resources/read`` answer; more fail the read, before the SDK builds a model each."""
-    log_lines: int = 500
-    """Stderr lines kept per server."""
-    sandbox: SandboxSetting = "enforce"
-    """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
-    refetch_grace: float = 0.5
-    """Seconds a server whose folders changed is given to fetch its new roots after ``list_changed``, before the
-    restart that enforces the change (only a server that asks for roots is waited for)."""
 
 
 class ConnectionEvents(Protocol):
@@ -112,7 +64,7 @@ class ConnectionEvents(Protocol):
         """Runs in the connection's own task group for as long as it is connected (e.g. listen streams)."""
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
-        """A stdio server is being started as ``launch`` says (its folders, its sandbox)."""
+        """The server is being started as ``launch`` says (its folders, its sandbox)."""
 
     def sandbox_refused(self, connection: ServerConnection, refusal: Refusal) -> None:
         """The sandbox refused the server a path outside its policy (read from its stderr)."""
@@ -131,20 +83,22 @@ class _Crash(Exception):
 
 
 class ServerConnection:
-    """The life of one configured server."""
+    """The life of one configured server: its states, its restarts, its roots; a
+    :class:`~host_bridge.hub.transports.base.TransportEvents` for the transport it opens at each start."""
 
     def __init__(
         self,
         config: ServerConfig,
         *,
+        transport: Transport,
         roots: Callable[[], Sequence[Root]],
         events: ConnectionEvents,
         settings: ConnectionSettings | None = None,
-        allowed_read: Callable[[], Sequence[str]] = tuple,
-        workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
+        self.transport = transport
+        """How the server is reached (chosen once, from :attr:`config`)."""
         self.settings = settings or ConnectionSettings()
         self.state = ServerState.STOPPED
         """Current state."""
@@ -157,36 +111,18 @@ class ServerConnection:
         self.capabilities: types.ServerCapabilities | None = None
         """The server's capabilities while connected."""
         self.log: deque[str] = deque(maxlen=self.settings.log_lines)
-        """Last stderr lines of the server."""
+        """Last lines of the server's log (stderr)."""
         self.exit_status: int | None = None
         """How its process last ended: the exit status, or minus the signal that ended it (``None``: no process of it
-        has ended yet). A stdio server that exits at once is reported with it."""
+        has ended yet). A server that exits at once is reported with it."""
         self.starts = 0
         """How many times a process was started or a connection opened."""
         self._roots = roots
-        self._allowed_read = allowed_read
-        self._workspace_folders = workspace_folders
         self._events = events
-        self.launch: Launch | None = None
-        """How the stdio server was last started (its folders and sandbox)."""
         self.process_started = False
-        """Its process of this start exists (stdio): a starting server that is not a command that failed to run."""
+        """Its process of this start exists: a starting server that is not a command that failed to run."""
         self.roots_asked_at: datetime | None = None
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
-        self._refused: set[str] = set()
-        """Folders the sandbox refused in this start (each reported once)."""
-        self._refusal_times: deque[float] = deque()
-        """When refusals were last reported (at most :data:`REFUSALS_PER_MINUTE` a minute)."""
-        self._start_lines: list[str] = []
-        """Stderr lines of the current start (capped), for the diagnosis of a start that fails."""
-        self._ran = False
-        """The current start reached running."""
-        self.start_failure: StartDiagnosis | None = None
-        """Why its last start may have failed because of its sandbox, and what the user can do (until it runs)."""
-        self.sandbox_override: SandboxSetting | None = None
-        """The sandbox setting the user chose for this session (``off`` after a refused start), over its config's."""
-        self._first_runtime: tuple[str, ...] | None = None
-        """The runtime paths of its first sandboxed start: later starts get nothing beyond them without the user."""
         self._client: Client | None = None
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
@@ -194,20 +130,36 @@ class ServerConnection:
         self._stop_requested = False
         self._restart_requested = False
         self._lost: str | None = None
-        """Why the transport was lost, set by the stderr pump or the malformed-message budget."""
+        """Why the transport was lost, set by the transport or the malformed-message budget."""
         self._crashes: deque[float] = deque()
         self._malformed: deque[float] = deque()
         self._fetched_since_notify = False
         """The server asked for roots since the last ``list_changed`` (only then is another one sent)."""
         self._refetched = anyio.Event()
         """Set when it asks for roots after a ``list_changed``."""
+        self._ran = False
+        """The current start reached running."""
+        self._refusal_times: deque[float] = deque()
+        """When refusals were last reported (at most :data:`REFUSALS_PER_MINUTE` a minute)."""
         self._answered: tuple[Root, ...] | None = None
         """What the last ``roots/list`` answer contained."""
+
+    @property
+    def start_failure(self) -> StartDiagnosis | None:
+        """Why its last start may have failed because of its sandbox, and what the user can do (until it runs)."""
+        sandbox = self.transport.sandbox()
+        return sandbox.start_failure if sandbox is not None else None
 
     @property
     def id(self) -> str:
         """The server's id."""
         return self.config.id
+
+    @property
+    def launch(self) -> Launch | None:
+        """How its process was last started (its folders and sandbox), by its transport; ``None`` for a server
+        host_bridge does not start, or before its first start."""
+        return self.transport.launch
 
     @property
     def client(self) -> Client:
@@ -236,44 +188,13 @@ class ServerConnection:
             last_error=self.last_error,
             roots_asked_at=self.roots_asked_at,
             reach=self._reach(),
-            sandbox=self._sandbox_state(),
+            sandbox=self.transport.sandbox(),
         )
 
     def _reach(self) -> tuple[Reach, ...]:
-        """How the shared folders reach it: roots it asked for (and was given some), its command line, its sandbox."""
-        reach: list[Reach] = []
-        if self.roots_asked_at is not None and self._answered:
-            reach.append("roots")  # it asked, in this start, and was answered folders
-        if self.config.uses_shared_folders:
-            reach.append("launch")
-        if self.launch is not None and self.launch.policy is not None and self.launch.policy.enforced:
-            reach.append("sandbox")
-        return tuple(reach)
-
-    def _sandbox_state(self) -> SandboxState | None:
-        if self.config.transport != "stdio":
-            return None
-        setting = self._sandbox_setting()
-        policy = self.launch.policy if self.launch is not None else None
-        if policy is None:
-            return SandboxState(setting=setting, enforced=False, summary="not started yet")
-        summary = policy.summary
-        if self.sandbox_override == "off" and not policy.requested:
-            summary = (
-                "You turned the sandbox off for this server until host_bridge restarts: it can read and write every "
-                "file your account can."
-            )
-        return SandboxState(
-            setting=setting,
-            enforced=policy.enforced,
-            mechanism=policy.mechanism,
-            summary=summary,
-            warnings=policy.warnings,
-            start_failure=self.start_failure,
-        )
-
-    def _sandbox_setting(self) -> SandboxSetting:
-        return self.sandbox_override or self.config.sandbox or self.settings.sandbox
+        """How the shared folders reach it: roots it asked for (and was given some), then what its transport says."""
+        asked = self.roots_asked_at is not None and bool(self._answered)  # it asked, in this start, and got folders
+        return ("roots", *self.transport.reach()) if asked else self.transport.reach()
 
     def stop(self) -> None:
         """Ask :meth:`run` to disconnect and return."""
@@ -298,8 +219,7 @@ class ServerConnection:
         """
         message = error.message.lower()
         if error.code == types.CONNECTION_CLOSED:
-            # Over HTTP one dropped response stream leaves the session usable; over stdio it is gone.
-            if self.config.transport == "stdio":
+            if self.transport.closed_request_ends_session:
                 self._lose("the server closed the connection")
         elif error.code in (types.INVALID_REQUEST, types.METHOD_NOT_FOUND) and (
             "session" in message or message == "not found"
@@ -309,29 +229,26 @@ class ServerConnection:
     async def roots_changed(self, roots: Sequence[Root]) -> None:
         """Follow a change of its shared folders: tell it, restart it, or start it.
 
-        A server waiting for folders starts once it has one; a failed stdio server is started again (consent may be
-        what it lacked). One whose command line or sandbox holds its folders is restarted (a Landlock ruleset cannot
-        change), after it was told with ``roots/list_changed`` when it asks for roots, and given a moment to ask:
-        a revoke is felt at once, and enforced by the restart. Servers that keep their last list when told the new
-        one is empty would go on seeing folders the user revoked, so a shrink to empty restarts the server instead.
+        A server waiting for folders starts once it has one; a failed server that host_bridge starts is started again
+        (consent may be what it lacked). One whose command line or sandbox holds its folders is restarted (a Landlock
+        ruleset cannot change), after it was told with ``roots/list_changed`` when it asks for roots, and given a
+        moment to ask: a revoke is felt at once, and enforced by the restart. Servers that keep their last list when
+        told the new one is empty would go on seeing folders the user revoked, so a shrink to empty restarts the
+        server instead.
         """
-        folders = tuple(sorted(_root_paths(roots)))
+        folders = _root_paths(roots)
         if self.state is ServerState.AWAITING_FOLDERS:
             if folders:
                 logger.info("[%s] a folder is shared with it now; starting it", self.id)
                 self.restart()
             return
-        if self.state is ServerState.FAILED and self.config.transport == "stdio":
-            if self.launch is None or folders != self.launch.folders:
+        if self.state is ServerState.FAILED and self.transport.launch is not None:
+            if tuple(sorted(folders)) != self.transport.launch.folders:
                 logger.info("[%s] its shared folders changed; starting it again after its failure", self.id)
                 self.restart()
             return
-        if (
-            self.launch is not None
-            and depends_on_folders(self.config, self.launch)
-            and folders != self.launch.folders
-            and self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
-        ):
+        live = self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
+        if live and self.transport.needs_restart(folders):
             logger.info(
                 "[%s] its shared folders changed; restarting it (its command line or sandbox holds them)", self.id
             )
@@ -388,7 +305,7 @@ class ServerConnection:
             try:
                 await self._connect_once()
             except _PermanentFailure as failure:
-                self._diagnose(str(failure))
+                self._start_ended(str(failure))
                 self._fail(str(failure))
                 await self._wait_for_request()
                 continue
@@ -397,13 +314,58 @@ class ServerConnection:
                     break
                 if self._restart_requested:
                     continue
-                self._diagnose(str(crash))
+                self._start_ended(str(crash))
                 if self._record_crash(str(crash)):
                     await self._wait_for_request()
                     continue
                 self._set_state(ServerState.RESTARTING)
                 await self._backoff()
         self._set_state(ServerState.STOPPED)
+
+    # TransportEvents, from the transport of the current start.
+
+    def started(self) -> None:
+        """Its process exists: tell the owner (not a new state, but now its folders may be asked about)."""
+        self.process_started = True
+        if self.state is ServerState.STARTING:
+            self._events.state_changed(self)
+
+    def exited(self, status: int | None) -> None:
+        """Keep how its process ended."""
+        if status is not None:
+            self.exit_status = status
+
+    def log_line(self, line: str) -> None:
+        """Keep a line of its log and pass it on."""
+        self.log.append(line)
+        self._events.log_line(self, line)
+
+    def lost(self, reason: str) -> None:
+        """The connection ended under it: a crash, unless it was being stopped or restarted anyway."""
+        if not (self._stop_requested or self._restart_requested):
+            self._lose(reason)
+
+    def launched(self, launch: Launch) -> None:
+        """Pass on how the server is being started."""
+        self._events.launched(self, launch)
+
+    def sandbox_refused(self, refusal: Refusal) -> None:
+        """Pass on a path the sandbox refused it, at most :data:`REFUSALS_PER_MINUTE` a minute."""
+        now = time.monotonic()
+        while self._refusal_times and now - self._refusal_times[0] > 60.0:
+            self._refusal_times.popleft()
+        if len(self._refusal_times) >= REFUSALS_PER_MINUTE:
+            logger.info("[%s] the sandbox refused it %s (not asked about: too many refusals)", self.id, refusal.path)
+            return
+        self._refusal_times.append(now)
+        self._events.sandbox_refused(self, refusal)
+
+    def _start_ended(self, reason: str) -> None:
+        """A start failed before it ran: let the transport explain it (its sandbox may be the cause)."""
+        if not self._ran:
+            self.transport.start_failed(reason, self.exit_status if self.process_started else None)
+
+    # Internals.
 
     async def _connect_once(self) -> None:
         self._wake = anyio.Event()
@@ -414,20 +376,15 @@ class ServerConnection:
         self._ran = False
         self.starts += 1
         try:
-            async with anyio.create_task_group() as tasks:
-                transport = self._transport(tasks)
-                await self._session(transport)
-                tasks.cancel_scope.cancel()
+            await self._session(self.transport.open(_root_paths(self._roots()), self))
         except Exception as error:
             raise self._classify(_root_cause(error)) from None
         finally:
             self._client = None
             self.protocol_version = None
             self.capabilities = None
-            if self.launch is not None:
-                self.launch.clean_up()
 
-    async def _session(self, transport: AbstractAsyncContextManager[Any]) -> None:
+    async def _session(self, transport: AbstractAsyncContextManager[Streams]) -> None:
         client = Client(
             transport,
             mode="auto",
@@ -449,7 +406,7 @@ class ServerConnection:
                 self.server_info = client.server_info
                 self.capabilities = client.server_capabilities
                 self._ran = True
-                self.start_failure = None
+                self.transport.start_ran()
                 self._set_state(ServerState.RUNNING)
                 async with anyio.create_task_group() as helpers:
                     helpers.start_soon(self._serve_connected, client)
@@ -471,125 +428,13 @@ class ServerConnection:
         except Exception:
             logger.exception("[%s] connection helper failed", self.id)
 
-    def _transport(self, tasks: anyio.abc.TaskGroup) -> AbstractAsyncContextManager[Any]:
-        config, settings = self.config, self.settings
-        limits = AnswerLimits(
-            self.id, max_page_items=settings.max_page_items, max_read_contents=settings.max_read_contents
-        )
-        if config.transport == "http":
-            assert config.url is not None
-            return http_transport(
-                config.url,
-                config.headers,
-                settings.request_timeout,
-                server=self.id,
-                max_body_bytes=settings.max_body_bytes,
-                limits=limits,
-            )
-        assert config.command is not None
-        launch = self.launch = plan_launch(
-            config,
-            _root_paths(self._roots()),
-            sandbox_default=settings.sandbox,
-            sandbox_override=self.sandbox_override,
-            allowed_read=self._allowed_read(),
-            workspace_folders=self._workspace_folders(),
-            runtime_limit=self._first_runtime,
-        )
-        policy = launch.policy
-        if policy is not None:
-            for warning in policy.warnings:
-                logger.warning("[%s] sandbox: %s", self.id, warning)
-            if policy.enforced and self._first_runtime is None:
-                self._first_runtime = policy.runtime_paths()
-        self._refused = set()
-        self._start_lines = []
-        self._events.launched(self, launch)
-        if policy is not None:
-            for grant in policy.withheld:
-                self._refuse(Refusal(path=grant.path, folder=grant.path, line=f"withheld: {grant.why}"))
-        read_fd, write_fd = os.pipe()
-        tasks.start_soon(self._pump_stderr, read_fd)
-        return stdio_transport(
-            launch.command,
-            launch.args,
-            env=launch.env,
-            cwd=launch.cwd,
-            preexec_fn=launch.preexec_fn,
-            stderr=write_fd,
-            server=self.id,
-            on_lost=self._lose,
-            on_exit=self._exited,
-            on_started=self._process_started,
-            max_line_bytes=settings.max_line_bytes,
-            limits=limits,
-        )
-
-    async def _pump_stderr(self, fd: int) -> None:
-        token = anyio.lowlevel.current_token()
-
-        def deliver(line: bytes) -> None:
-            anyio.from_thread.run_sync(self._stderr_line, line, token=token)
-
-        await anyio.to_thread.run_sync(
-            _read_lines, fd, deliver, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
-        )
-        if not (self._stop_requested or self._restart_requested):
-            self._lose("the server process exited")
-
-    def _stderr_line(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        self.log.append(text)
-        if len(self._start_lines) < _START_LINES:
-            self._start_lines.append(text)
-        self._events.log_line(self, text)
-        policy = self.launch.policy if self.launch is not None else None
-        if policy is not None and policy.enforced:
-            for refusal in find_refusals([text], policy):
-                self._refuse(refusal)
-
-    def _refuse(self, refusal: Refusal) -> None:
-        """Report a refusal of this start: each folder once, at most :data:`REFUSALS_PER_MINUTE` a minute."""
-        if refusal.folder in self._refused:
-            return
-        self._refused.add(refusal.folder)
-        now = time.monotonic()
-        while self._refusal_times and now - self._refusal_times[0] > 60.0:
-            self._refusal_times.popleft()
-        if len(self._refusal_times) >= REFUSALS_PER_MINUTE:
-            logger.info("[%s] the sandbox refused it %s (not asked about: too many refusals)", self.id, refusal.path)
-            return
-        self._refusal_times.append(now)
-        self._events.sandbox_refused(self, refusal)
-
-    def _diagnose(self, reason: str) -> None:
-        """Explain a start that failed before it ran, when its sandbox may be the cause."""
-        launch = self.launch
-        if self._ran or launch is None or launch.policy is None or not launch.policy.enforced:
-            return
-        status = self.exit_status if self.process_started else None
-        if status is not None and status >= 0:
-            how = f"exited with status {status}"
-        elif status is not None:
-            how = f"was ended by signal {-status}"
-        else:
-            how = f"failed ({reason})"
-        self.start_failure = diagnose_start(
-            self._start_lines,
-            launch.args,
-            launch.policy,
-            how=how,
-            workspace_folders=self._workspace_folders(),
-            home=os.path.expanduser("~"),
-        )
-
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())
         reach_before = self._reach()
         self.roots_asked_at = datetime.now(UTC)
         self._fetched_since_notify = True
-        self._answered = roots
         self._refetched.set()
+        self._answered = roots
         self._events.roots_answered(self, roots)
         if self._reach() != reach_before:
             self._events.state_changed(self)  # the editor's status says how folders reach it; only on a change
@@ -607,15 +452,6 @@ class ServerConnection:
                 self._lose(f"sent more than {self.settings.malformed_budget} malformed messages in a minute")
             return
         self._events.notification(self, message)
-
-    def _process_started(self) -> None:
-        self.process_started = True
-        if self.state is ServerState.STARTING:
-            self._events.state_changed(self)  # not a new state, but now its folders may be asked about
-
-    def _exited(self, status: int | None) -> None:
-        if status is not None:
-            self.exit_status = status
 
     def _lose(self, reason: str) -> None:
         if self._lost is None:
@@ -637,11 +473,8 @@ class ServerConnection:
                 f"the server supports none of host_bridge's MCP protocol revisions ({', '.join(SUPPORTED_VERSIONS)}): "
                 f"{error.message}; update the server or host_bridge"
             )
-        if isinstance(error, FileNotFoundError | PermissionError) and self.config.transport == "stdio":
-            return _PermanentFailure(
-                f"cannot start {self.config.command!r}: {error.strerror or error}; check the command in "
-                f"{self.config.source}"
-            )
+        if (permanent := self.transport.permanent_failure(error)) is not None:
+            return _PermanentFailure(permanent)
         if isinstance(error, MCPError) and error.code == types.CONNECTION_CLOSED:
             return _Crash(self._lost or "the server closed the connection")
         return _Crash(self._lost or f"{type(error).__name__}: {text}")
@@ -716,27 +549,3 @@ def _root_cause(error: BaseException) -> BaseException:
             if isinstance(leaf, preferred):
                 return leaf
     return leaves[0] if leaves else error
-
-
-def _read_lines(fd: int, deliver: Callable[[bytes], None]) -> None:
-    """Read ``fd`` to end-of-file in this worker thread, handing over each line (capped); then close it.
-
-    The reading thread owns the descriptor: closing it from the event loop while a read is blocked would
-    hang, and after the loop stopped listening the remaining output is simply drained.
-    """
-    pending = b""
-    try:
-        while chunk := os.read(fd, 65536):
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            if len(pending) > _MAX_STDERR_LINE:
-                lines.append(pending[:_MAX_STDERR_LINE])
-                pending = b""
-            for line in lines:
-                with contextlib.suppress(RuntimeError):
-                    deliver(line[:_MAX_STDERR_LINE])
-        if pending:
-            with contextlib.suppress(RuntimeError):
-                deliver(pending)
-    finally:
-        os.close(fd)
