@@ -286,9 +286,7 @@ class ServerConnection:
 
     def _needs_folders(self) -> bool:
         """Its launch needs shared folders (``${hostBridge:sharedFolders}``) and none is shared now."""
-        return (
-            self.config.transport == "stdio" and self.config.uses_shared_folders and not _root_paths(self._roots())
-        )
+        return self.config.uses_shared_folders and not _root_paths(self._roots())
 
     async def run(self) -> None:
         """Connect, stay connected, restart on crashes; returns after :meth:`stop`."""

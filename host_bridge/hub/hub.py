@@ -205,7 +205,7 @@ class Hub:
         """
         connection = self.connection(server_id)
         if sandbox is not None:
-            connection.sandbox_override = sandbox
+            connection.transport.choose_sandbox(sandbox)
         if connection.state in (ServerState.STOPPED, ServerState.AWAITING_TRUST):
             if self._needs_trust(connection):
                 if connection.state is not ServerState.AWAITING_TRUST:
