@@ -35,11 +35,12 @@ from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.http_transport import http_transport
-from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
+from host_bridge.hub.launch import Launch, NetworkSetting, SandboxSetting, depends_on_folders, plan_launch
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root, VisibleThrough
+from host_bridge.sandbox.confinement import channels, not_confined_sentence
 from host_bridge.sandbox.refusals import Refusal, find_refusals
 from host_bridge.uris import UriError, parse_file_uri
 
@@ -82,6 +83,8 @@ class ConnectionSettings:
     """Stderr lines kept per server."""
     sandbox: SandboxSetting = "enforce"
     """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
+    network: NetworkSetting = "on"
+    """The network of sandboxed stdio servers whose config does not say; a workspace file cannot turn it on."""
 
 
 class ConnectionEvents(Protocol):
@@ -133,6 +136,7 @@ class ServerConnection:
         settings: ConnectionSettings | None = None,
         allowed_read: Callable[[], Sequence[str]] = tuple,
         workspace_folders: Callable[[], Sequence[str]] = tuple,
+        shared_read_only: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
@@ -156,6 +160,7 @@ class ServerConnection:
         """How many times a process was started or a connection opened."""
         self._roots = roots
         self._allowed_read = allowed_read
+        self._shared_read_only = shared_read_only
         self._workspace_folders = workspace_folders
         self._events = events
         self.launch: Launch | None = None
@@ -234,12 +239,20 @@ class ServerConnection:
         policy = self.launch.policy if self.launch is not None else None
         if policy is None:
             return SandboxState(setting=setting, enforced=False, summary="not started yet")
+        found = channels(policy, mount_layer=self.launch is not None and self.launch.mount_layer)
+        summary = policy.summary
+        if (open_channels := not_confined_sentence(found)) is not None:
+            summary = f"{summary} {open_channels}"
         return SandboxState(
             setting=setting,
             enforced=policy.enforced,
             mechanism=policy.mechanism,
-            summary=policy.summary,
+            summary=summary,
             warnings=policy.warnings,
+            network="on" if policy.network else "off",
+            unix_sockets=policy.unix_sockets,
+            read_only=self.launch.read_only if self.launch is not None else (),
+            channels=found,
         )
 
     def stop(self) -> None:
@@ -417,6 +430,8 @@ class ServerConnection:
             sandbox_default=settings.sandbox,
             allowed_read=self._allowed_read(),
             workspace_folders=self._workspace_folders(),
+            read_only=self._shared_read_only(),
+            network_default=settings.network,
         )
         if launch.policy is not None:
             for warning in launch.policy.warnings:

@@ -103,13 +103,19 @@ def layer_for(writable_folders: Iterable[str]) -> MountLayer | None:
 
 
 def planted_paths(folders: Iterable[str]) -> list[str]:
-    """The planted-file paths of each folder (:data:`PLANTED`), a ``.git`` file's real git folder followed."""
+    """The planted-file paths of each folder (:data:`PLANTED`): a ``.git`` file's real git folder followed, and
+    ``.git`` itself where there is none (a new repository would bring its own hooks and settings)."""
     paths: list[str] = []
     for folder in folders:
-        for relative in PLANTED:
-            paths.append(os.path.join(folder, relative))
-        for git_dir in _linked_git_dirs(os.path.join(folder, ".git")):
-            paths += [os.path.join(git_dir, "hooks"), os.path.join(git_dir, "config")]
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isdir(dot_git):
+            paths += [os.path.join(dot_git, "hooks"), os.path.join(dot_git, "config")]
+        elif os.path.lexists(dot_git):
+            for git_dir in _linked_git_dirs(dot_git):
+                paths += [os.path.join(git_dir, "hooks"), os.path.join(git_dir, "config")]
+        else:
+            paths.append(dot_git)
+        paths += [os.path.join(folder, relative) for relative in PLANTED if not relative.startswith(".git/")]
     return list(dict.fromkeys(paths))
 
 
