@@ -44,7 +44,9 @@ class Decision(StrEnum):
     """Do not share it, but let the server's sandbox read it (a path the sandbox refused, allowed by the user)."""
 
 
-SHARING = frozenset({Decision.ALLOW, Decision.ALLOW_SESSION, Decision.ALLOW_READ_ONLY, Decision.ALLOW_SESSION_READ_ONLY})
+SHARING = frozenset(
+    {Decision.ALLOW, Decision.ALLOW_SESSION, Decision.ALLOW_READ_ONLY, Decision.ALLOW_SESSION_READ_ONLY}
+)
 """The decisions that share a folder (read and write, or read only)."""
 READ_ONLY_SHARING = frozenset({Decision.ALLOW_READ_ONLY, Decision.ALLOW_SESSION_READ_ONLY})
 """The decisions that share a folder read only."""
@@ -121,8 +123,9 @@ class ConsentPolicy:
         """Record the user's ``decision``; it replaces any earlier one for (identity, path).
 
         ``allowSession`` (and ``allowSessionReadOnly``) is never written; it removes a saved ``allow`` or
-        ``allowReadOnly`` (so the folder is not shared in later sessions) but keeps a saved ``deny`` for them. Raises :class:`DecisionNotSaved` when the file could not
-        be changed; the decision (or, for an allow, a session allow) holds in this process anyway.
+        ``allowReadOnly`` (so the folder is not shared in later sessions) but keeps a saved ``deny`` for them.
+        Raises :class:`DecisionNotSaved` when the file could not be changed; the decision (or, for an allow, a
+        session allow) holds in this process anyway.
         """
         self.set_many(identity, {path: decision})
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.schema import InvalidFile, parse
 from host_bridge.consent.store import (
     FORMAT_VERSION,
     ConsentStore,
@@ -19,7 +20,6 @@ from host_bridge.consent.store import (
     PersistedDecision,
     StoreProblem,
 )
-from host_bridge.consent.schema import InvalidFile, parse
 
 SERVER = ServerIdentity(source="settings", server_id="files", fingerprint="sha256:" + "a" * 64)
 OTHER = ServerIdentity(source="/w/.vscode/mcp.json", server_id="web", fingerprint="sha256:" + "b" * 64)
