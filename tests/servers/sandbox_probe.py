@@ -124,7 +124,7 @@ def _address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _connect(family: int, address: object, kind: int = socket.SOCK_STREAM) -> None:
+def _connect(family: int, address: str | tuple[str, int], kind: int = socket.SOCK_STREAM) -> None:
     with socket.socket(family, kind) as sock:
         sock.settimeout(5)
         sock.connect(address)
