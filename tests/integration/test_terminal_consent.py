@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import shlex
-
-import pytest
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.paths import SERVERS
 from support.terminal import WAIT, environment, host_bridge, on_terminal
 
