@@ -180,8 +180,8 @@ MACOS_SYSTEM_READ = (
 )
 """Read-only system paths on macOS."""
 
-MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/dtracehelper")
-"""Device nodes a server may read and write on macOS (``/dev/ttys*`` are covered by the profile's own rule)."""
+MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper")
+"""Device nodes a server may read and write on macOS: no terminal (``/dev/tty``, ``/dev/ttys*``, ``/dev/ptmx``)."""
 
 
 @dataclass(frozen=True)
