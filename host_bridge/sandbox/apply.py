@@ -166,8 +166,9 @@ def sandboxed_launch(
 ) -> SandboxedLaunch:
     """What to start for ``command args`` under ``policy``, on this platform.
 
-    Linux: in the mount layer where bubblewrap works (``mount_layer`` ``None``: where available; ``False``: never),
-    with the runner applying Landlock inside it; otherwise the command as it is, with a ``preexec_fn`` that applies
+    Linux: in the mount layer where bubblewrap works and a planted file exists to guard (``mount_layer`` ``None``;
+    ``True``: wherever bubblewrap works; ``False``: never), with the runner applying Landlock inside it (it costs
+    an interpreter start, so it is not used when it guards nothing); otherwise the command as it is, with a ``preexec_fn`` that applies
     Landlock (or, with ``use_runner``, wrapped in the runner). macOS: wrapped in ``sandbox-exec`` with the policy's
     profile. Not enforced (Windows, the ``off`` setting, no Landlock): the command as it is. ``then`` runs in the
     child last (POSIX).
@@ -180,7 +181,7 @@ def sandboxed_launch(
         return SandboxedLaunch(wrapped, wrapped_args, environment, then)
     if policy.enforced and mount_layer is not False:
         layer = mounts.layer_for(writable_folders(policy))
-        if layer is not None:
+        if layer is not None and (layer.protected or mount_layer):
             wrapped, wrapped_args = runner_command(policy, command, args, mounts.PRIVATE_DEVICES)
             bwrap, *options = layer.command()
             return SandboxedLaunch(bwrap, [*options, wrapped, *wrapped_args], environment, then, layer)

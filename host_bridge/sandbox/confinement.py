@@ -42,11 +42,14 @@ class Channel(WireModel):
 
 def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple[Channel, ...]:
     """The channels of an enforced Linux (Landlock) ``policy`` on this machine; empty for any other policy (macOS and
-    unenforced policies are described by their summary). ``mount_layer`` defaults to whether this machine has one."""
+    unenforced policies are described by their summary). ``mount_layer``: whether the server started in the mount
+    layer (default: whether this machine has one)."""
     if not policy.enforced or policy.mechanism != "landlock":
         return ()
     abi = policy.abi or 0
-    layer = mounts.unavailable_reason() is None if mount_layer is None else mount_layer
+    layer_missing = mounts.unavailable_reason()
+    layer = layer_missing is None if mount_layer is None else mount_layer
+    why_no_layer = layer_missing or "nothing in its writable folders needed guarding when it started"
     filter_missing = seccomp.unavailable_reason()
     found: list[Channel] = []
 
@@ -98,7 +101,7 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
         add("terminals", "refused", "no terminal device is granted (Landlock), and it has no capability to inject "
             "input")
         add("sharedMemory", "refused", f"/dev/shm is not granted (Landlock), so POSIX shared memory and semaphores "
-            f"fail in it (no private /dev here: {mounts.unavailable_reason()})")
+            f"fail in it (no private /dev: {why_no_layer})")
     writable = [grant.path for grant in policy.read_write if grant.kind == "shared"]
     if not writable:
         add("plantedFiles", "refused", "it writes no shared folder")
@@ -109,10 +112,14 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
         if missing:
             sentence += f"; it could still create those that do not exist yet: {_short(missing)}"
         add("plantedFiles", "refused" if not missing else "notConfined", sentence)
+    elif layer_missing is None:
+        add("plantedFiles", "notConfined", f"none of .git/hooks, .git/config, .vscode, .mcp.json and .envrc existed in "
+            f"{', '.join(writable)} when it started, so none is bound read-only and it could create them (git, "
+            "editors and direnv run them outside any sandbox)")
     else:
         add("plantedFiles", "notConfined", f"it can write .git/hooks, .git/config, .vscode, .mcp.json and .envrc in "
-            f"{', '.join(writable)}, which git, editors and direnv run outside any sandbox: no mount layer here "
-            f"({mounts.unavailable_reason()})")
+            f"{', '.join(writable)}, which git, editors and direnv run outside any sandbox: no mount layer "
+            f"({why_no_layer})")
     return tuple(found)
 
 
