@@ -81,6 +81,10 @@ async def test_a_server_that_never_asks_for_roots_is_not_reported_as_reached_by_
         "mechanism": "none",
         "summary": status["sandbox"]["summary"],
         "warnings": [],
+        "network": "on",
+        "unixSockets": False,
+        "readOnly": [],
+        "channels": [],
     }
 
 
