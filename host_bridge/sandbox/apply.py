@@ -168,10 +168,10 @@ def sandboxed_launch(
 
     Linux: in the mount layer where bubblewrap works and a planted file exists to guard (``mount_layer`` ``None``;
     ``True``: wherever bubblewrap works; ``False``: never), with the runner applying Landlock inside it (it costs
-    an interpreter start, so it is not used when it guards nothing); otherwise the command as it is, with a ``preexec_fn`` that applies
-    Landlock (or, with ``use_runner``, wrapped in the runner). macOS: wrapped in ``sandbox-exec`` with the policy's
-    profile. Not enforced (Windows, the ``off`` setting, no Landlock): the command as it is. ``then`` runs in the
-    child last (POSIX).
+    an interpreter start, so it is not used when it guards nothing); otherwise the command as it is, with a
+    ``preexec_fn`` that applies Landlock (or, with ``use_runner``, wrapped in the runner). macOS: wrapped in
+    ``sandbox-exec`` with the policy's profile. Not enforced (Windows, the ``off`` setting, no Landlock): the command
+    as it is. ``then`` runs in the child last (POSIX).
     """
     environment = policy.environment(env)
     if IS_WINDOWS:
