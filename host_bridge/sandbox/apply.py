@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from host_bridge.sandbox import mounts, seccomp
 from host_bridge.sandbox.landlock import RESOLVE_UNIX_ABI, Rule, landlock_abi
@@ -121,7 +122,8 @@ def sandbox_preexec(policy: SandboxPolicy, *, then: Callable[[], None] | None = 
 def runner_command(
     policy: SandboxPolicy, command: str, args: Sequence[str], extra: Sequence[Rule] = ()
 ) -> tuple[str, list[str]]:
-    """``command`` and ``args`` wrapped in ``python -m host_bridge.sandbox.run POLICY -- command args``, for hosts
+    """``command`` and ``args`` wrapped in the runner (``python -m host_bridge.sandbox.run POLICY -- command args``, as
+    :data:`_RUNNER` starts it), for hosts
     that cannot pass a ``preexec_fn`` (and inside the mount layer). The runner applies the policy (with ``extra``
     rules and the seccomp program) and then ``exec``s the command in its place."""
     wire = json.loads(policy.to_json())
@@ -131,7 +133,17 @@ def runner_command(
     if extra:
         wire["extraRules"] = [{"path": rule.path, "access": rule.access} for rule in extra]
     text = json.dumps(wire, separators=(",", ":"))
-    return sys.executable, ["-I", "-m", "host_bridge.sandbox.run", text, "--", command, *args]
+    return sys.executable, ["-I", "-S", "-c", _RUNNER, text, "--", command, *args]
+
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+_RUNNER = (
+    f"import sys; sys.path[:0] = [{_PACKAGE_PARENT!r}]; "
+    "from host_bridge.sandbox.run import main; sys.exit(main(sys.argv[1:]))"
+)
+"""``python -m host_bridge.sandbox.run`` for any interpreter layout: isolated and without site-packages (faster, and
+the same whether host_bridge is installed, editable or laid out in an editor package), with host_bridge's own folder
+first on ``sys.path`` (the runner needs the standard library only)."""
 
 
 @dataclass(frozen=True)
