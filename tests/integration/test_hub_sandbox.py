@@ -19,9 +19,9 @@ from support.servers import python_server
 from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.launch import network_allowed, unix_sockets_allowed
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [
