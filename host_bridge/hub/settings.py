@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host_bridge.hub.launch import SandboxSetting
+from host_bridge.hub.launch import NetworkSetting, SandboxSetting
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 
@@ -46,6 +46,8 @@ class ConnectionSettings:
     refetch_grace: float = 0.5
     """Seconds a server whose folders changed is given to fetch its new roots after ``list_changed``, before the
     restart that enforces the change (only a server that asks for roots is waited for)."""
+    network: NetworkSetting = "on"
+    """The network of sandboxed stdio servers whose config does not say; a workspace file cannot turn it on."""
 
     def answer_limits(self, server: str) -> AnswerLimits:
         """Fresh item caps for one connection of ``server`` (they remember its requests in flight)."""

@@ -36,9 +36,10 @@ SANDBOX_OFF = "Turn the sandbox off for this server"
 class SandboxAction(WireModel):
     """Something the user can do about a refused start."""
 
-    kind: Literal["readOnly", "share", "sandboxOff"]
-    """``readOnly``: let it read :attr:`path`; ``share``: share the workspace folder :attr:`path` with it;
-    ``sandboxOff``: restart it without its sandbox, for this session."""
+    kind: Literal["letRead", "share", "sandboxOff"]
+    """``letRead``: let its sandbox read :attr:`path` without sharing it (a package folder; never a root);
+    ``share``: share the workspace folder :attr:`path` with it; ``sandboxOff``: restart it without its sandbox, for
+    this session."""
     title: str
     """The button's words: ``Let it read <folder>``, ``Share <folder>``, or :data:`SANDBOX_OFF`."""
     path: str | None = None
@@ -85,7 +86,7 @@ def diagnose_start(
             package = package_folder(path, home_path)
             if package is None:
                 continue
-            action = SandboxAction(kind="readOnly", title=f"Let it read {package}", path=package)
+            action = SandboxAction(kind="letRead", title=f"Let it read {package}", path=package)
         if action not in actions:
             actions.append(action)
     actions.append(SandboxAction(kind="sandboxOff", title=SANDBOX_OFF))

@@ -78,14 +78,24 @@ class SandboxPolicy(WireModel):
     """One or two sentences for status and the audit log."""
     warnings: tuple[str, ...] = ()
     """Things the user should know, e.g. a runtime path that contains a folder they did not share."""
+    network: bool = True
+    """Its network is on (``"network": "on"``); off: the kernel refuses it TCP (and, with seccomp, every other
+    protocol but UNIX sockets and netlink)."""
+    unix_sockets: bool = False
+    """The user let it reach other programs' UNIX sockets (Docker, ssh-agent, the session bus); otherwise the kernel
+    refuses them where it can, and :data:`SOCKET_VARIABLES` are not passed."""
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` with the temp-folder variables pointing at :attr:`private_tmp` and :attr:`variables` set."""
+        """``env`` with the temp-folder variables pointing at :attr:`private_tmp` and :attr:`variables` set, and,
+        when enforced without :attr:`unix_sockets`, without :data:`SOCKET_VARIABLES`."""
         result = dict(env)
         if self.private_tmp is not None:
             for name in TMP_VARIABLES:
                 result[name] = self.private_tmp
         result.update(self.variables)
+        if self.enforced and not self.unix_sockets:
+            for name in SOCKET_VARIABLES:
+                result.pop(name, None)
         return result
 
     def allows(self, path: str | Path, *, write: bool = False) -> bool:
@@ -111,6 +121,10 @@ class SandboxPolicy(WireModel):
 TMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")
 """The environment variables that point programs at a temp folder."""
 
+SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS")
+"""Environment variables that point at another program's UNIX socket (ssh-agent, the session bus): not passed to a
+confined server unless the user let it reach other programs' sockets."""
+
 
 def policy_for_launch(
     executable: str | Path,
@@ -129,6 +143,9 @@ def policy_for_launch(
     entry_env: Mapping[str, str] | None = None,
     user_env: Mapping[str, str] | None = None,
     runtime_limit: Iterable[str] | None = None,
+    read_only_folders: Iterable[str | Path] = (),
+    network: bool = True,
+    unix_sockets: bool = False,
 ) -> SandboxPolicy:
     """The policy for starting ``executable`` (resolved on the server's ``PATH``; a bare name is looked up there) with
     ``args``.
@@ -146,12 +163,17 @@ def policy_for_launch(
     folder inside ``private_tmp``). ``entry_env`` is what the server's entry sets (a runner variable there is
     replaced, and the user told); ``user_env`` the user's own environment (default: this process's).
     ``runtime_limit`` are the runtime paths of its first start: runtime grants outside them are withheld.
+
+    ``read_only_folders`` are consented folders shared read only (in its roots, granted read-only); they are not the
+    ``allowed_read`` paths, which are never shared. ``network`` and ``unix_sockets`` are the server's settings (see
+    :attr:`SandboxPolicy.network`, :attr:`SandboxPolicy.unix_sockets`).
     """
     platform = sys.platform if platform is None else platform
     mechanism = mechanism_for(platform)
     home_path = Path(os.path.abspath(home))
     tmp = canonical(private_tmp) if private_tmp is not None else None
     shared = [canonical(folder) for folder in shared_folders]
+    shared_read = [folder for folder in map(canonical, read_only_folders) if folder not in shared]
     if platform == "win32":
         return SandboxPolicy(
             enforced=False,
@@ -167,7 +189,9 @@ def policy_for_launch(
     ]
     if tmp is not None:
         writable.append(PathGrant(path=str(tmp), kind="tmp", why="the server's private temp folder"))
-    readable: list[PathGrant] = []
+    readable: list[PathGrant] = [
+        PathGrant(path=str(folder), kind="shared", why="a folder you shared read only") for folder in shared_read
+    ]
     if platform == "darwin":
         readable += [PathGrant(path=p, kind="system", why=why) for p, why in MACOS_SYSTEM_READ]
         writable += [PathGrant(path=p, kind="device", why="a device") for p in MACOS_DEVICES]
@@ -178,15 +202,15 @@ def policy_for_launch(
     readable += git_user_config(home_path, os.environ if user_env is None else user_env)
 
     workspace = [canonical(folder) for folder in workspace_folders]
-    boundaries = [*shared, *workspace, *([tmp] if tmp is not None else [])]
+    boundaries = [*shared, *shared_read, *workspace, *([tmp] if tmp is not None else [])]
     runtime = Runtime(home_path, env, cwd, boundaries)
     program = str(executable)
     if os.sep not in program:
         program = shutil.which(program, path=env.get("PATH", os.defpath)) or program
     runtime.add_executable(Path(os.path.abspath(program)), depth=0)
     runtime.add_program_files(Path(program).name, args)
-    writable_folders = [str(folder) for folder in (*shared, *([tmp] if tmp is not None else []))]
-    limit = None if runtime_limit is None else (*runtime_limit, *writable_folders)
+    consented = [str(folder) for folder in (*shared, *shared_read, *([tmp] if tmp is not None else []))]
+    limit = None if runtime_limit is None else (*runtime_limit, *consented)
     kept, withheld = _limit(runtime.read, limit)
     readable += kept
 
@@ -195,11 +219,11 @@ def policy_for_launch(
     plan = plan_runners(runners, private, home_path, entry_env or {})
     readable += plan.readable
     writable += plan.writable
-    why = "you allowed it read-only"
+    why = "you let it read this after a refusal (not shared)"
     readable += [PathGrant(path=str(canonical(p)), kind="allowed", why=why) for p in allowed_read]
 
     read_execute, read_write = _minimal(readable, writable)
-    warnings = [*plan.warnings, *_warnings(read_execute, read_write, shared, home_path, workspace)]
+    warnings = [*plan.warnings, *_warnings(read_execute, read_write, [*shared, *shared_read], home_path, workspace)]
     if withheld:
         warnings.append(
             "Not granted because its first start did not need them (a file it runs changed since): "
@@ -226,8 +250,10 @@ def policy_for_launch(
         withheld=tuple(withheld),
         summary="",
         warnings=tuple(dict.fromkeys(warnings)),
+        network=network,
+        unix_sockets=unix_sockets,
     )
-    return policy.model_copy(update={"summary": summary(policy, shared, home_path, reason)})
+    return policy.model_copy(update={"summary": summary(policy, shared, home_path, reason, shared_read)})
 
 
 def make_private_tmp(server_id: str, parent: str | Path | None = None) -> Path:

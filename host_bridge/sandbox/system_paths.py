@@ -14,8 +14,11 @@ Why each Linux path is there:
 * ``/nix/store``: the system's programs on NixOS (world-readable by design, so it holds no secrets).
 * ``/opt`` is *not* granted: it holds unrelated third-party software; a server that runs from it gets its own
   install prefix through the runtime rule (:mod:`host_bridge.sandbox.runtime`).
-* Devices, read and write: ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx``, ``pts``
-  (terminals) and ``shm`` (POSIX shared memory and semaphores, e.g. Python's ``multiprocessing``).
+* Devices, read and write: ``/dev/null``, ``zero``, ``full``, ``random`` and ``urandom``. Not the terminals
+  (``/dev/tty``, ``/dev/pts``, ``/dev/ptmx``): a server talks over pipes, and another terminal of the user's is
+  somewhere to type commands into. Not ``/dev/shm`` either: it is shared by every program of the user. Where a
+  mount namespace is available (:mod:`host_bridge.sandbox.mounts`) the server gets a private ``/dev`` instead, whose
+  terminals and ``shm`` are its own, and those are granted.
 """
 
 from __future__ import annotations
@@ -55,12 +58,8 @@ LINUX_DEVICES = (
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/shm",
 )
-"""Device nodes a server may read and write on Linux."""
+"""Device nodes a server may read and write on Linux (a private ``/dev`` adds its own terminals and ``shm``)."""
 
 LINUX_LINKED_CONFIG = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime", "/etc/nsswitch.conf")
 """Files in ``/etc`` that are often symlinks out of it (``/run/systemd/resolve/…``); their targets are granted."""
@@ -78,8 +77,8 @@ MACOS_SYSTEM_READ = (
 )
 """Read-only system paths on macOS."""
 
-MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/dtracehelper")
-"""Device nodes a server may read and write on macOS (``/dev/ttys*`` are covered by the profile's own rule)."""
+MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper")
+"""Device nodes a server may read and write on macOS: no terminal (``/dev/tty``, ``/dev/ttys*``, ``/dev/ptmx``)."""
 
 
 def linked_config() -> list[PathGrant]:

@@ -35,34 +35,44 @@ def folders_phrase(folders: Sequence[str]) -> str:
 
 
 def unconfined(policy: SandboxPolicy) -> str:
-    """What this sandbox leaves open on this machine, in one sentence (empty when it is not enforced)."""
-    if not policy.enforced:
+    """What this sandbox leaves open outside files, in one sentence, where no channel-by-channel account exists
+    (macOS); empty on Linux, where :mod:`host_bridge.sandbox.confinement` says it per channel, and when it is not
+    enforced."""
+    if not policy.enforced or policy.mechanism != "sandbox-exec":
         return ""
-    if policy.mechanism == "sandbox-exec":
+    if policy.network:
         return " It is not confined outside files: it can use the network and talk to other programs running as you."
     return (
-        " Landlock confines files only here: the server can still use the network and talk to other programs"
-        " running as you through their sockets (ssh-agent, Docker, the session bus)."
+        " It is not confined outside files: its network is set off, but that is not enforced on macOS, and it can"
+        " talk to other programs running as you."
     )
 
 
-def summary(policy: SandboxPolicy, shared: Sequence[Path], home: Path, reason: str) -> str:
-    """The status sentence for ``policy``: who confines what, what it may write and read, what is left open."""
+def summary(
+    policy: SandboxPolicy, shared: Sequence[Path], home: Path, reason: str, shared_read: Sequence[Path] = ()
+) -> str:
+    """The status sentence for ``policy``: who confines what, what it may write and read, what is left open.
+    ``shared_read`` are the folders shared with it read only."""
     if not policy.requested:
         return "The sandbox is off for this server (its setting): it can read and write every file your account can."
     if not policy.enforced:
         return reason
     how = f"Linux Landlock (ABI {policy.abi})" if policy.mechanism == "landlock" else "macOS sandbox-exec"
-    runtime = [g.path for g in policy.read_execute if g.kind not in ("system",)]
+    runtime = [g.path for g in policy.read_execute if g.kind not in ("system", "shared", "allowed")]
+    allowed = [g.path for g in policy.read_execute if g.kind == "allowed"]
     caches = [g.path for g in policy.read_write if g.kind == "cache"]
     text = f"{how} confines this server's files: it can write only {folders_phrase([str(f) for f in shared])}"
     if caches:
         runners = listing(list(policy.runners)) or "its package runner"
         text += f", and a private cache for {runners} ({', '.join(caches)})"
-    text += "; it can read system folders"
+    readable = ["system folders"]
+    if shared_read:
+        readable.append(f"{listing([str(folder) for folder in shared_read])} (shared read only)")
     if runtime:
-        text += f" and its runtime ({', '.join(runtime)})"
-    text += f"; everything else, the rest of {home} included, is refused."
+        readable.append(f"its runtime ({', '.join(runtime)})")
+    if allowed:
+        readable.append(f"what you let it read after a refusal, not shared ({', '.join(allowed)})")
+    text += f"; it can read {listing(readable)}; everything else, the rest of {home} included, is refused."
     return text + unconfined(policy)
 
 

@@ -267,7 +267,7 @@ async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_a
         # "Let it read" is a read-only grant the user gives; the failed server is started again with it.
         node = h.hub.connection("node")
         starts = node.starts
-        h.policy.set(node.config.identity, str(tools / "node_modules"), Decision.READ_ONLY)
+        h.policy.set(node.config.identity, str(tools / "node_modules"), Decision.LET_READ)
         await h.recorder.wait_for(
             lambda: node.starts > starts and node.launch is not None and node.launch.allowed_read != ()
         )

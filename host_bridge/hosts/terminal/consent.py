@@ -1,9 +1,11 @@
-"""``host-bridge consent list|allow|deny|forget|read-only``: the saved decisions, read and changed from the terminal.
+"""``host-bridge consent list|allow|deny|forget|let-read``: the saved decisions, read and changed from the terminal.
 
 The same store ``connect`` and the editor sidecar use, with the same identities: a decision belongs to a server as
 defined (``--server``, ``--config``, the embedded example server, or the ``.vscode/mcp.json`` / ``.mcp.json`` of the
-folders named), its id and its launch configuration. ``allow``, ``deny``, ``forget`` and ``read-only`` act for every
-server named (or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``.
+folders named), its id and its launch configuration. ``allow`` (with ``--read-only``: share read only), ``deny``,
+``forget`` and ``let-read`` act for every server named (or the one of ``--server-id``); ``list`` shows their
+decisions, or every saved one with ``--all``. ``let-read`` shares nothing: it lets a server's sandbox read a path it
+was refused at start (a package or runtime folder), which is never offered to it as a root.
 
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error.
 """
@@ -33,9 +35,21 @@ from host_bridge.storage import default_storage_dir
 from host_bridge.text import visible
 from host_bridge.uris import canonical_path
 
-_SHOWN = {"allow": "allow", "deny": "deny", "readOnly": "read only"}
-_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY, "read-only": Decision.READ_ONLY}
-_DONE = {"allow": "allowed", "deny": "denied", "read-only": "readable by its sandbox (not shared)"}
+_SHOWN = {
+    "allow": "allow",
+    "allowReadOnly": "allow read only",
+    "allowSession": "allow this session",
+    "allowSessionReadOnly": "allow read only this session",
+    "deny": "deny",
+    "readOnly": "let its sandbox read (not shared)",
+}
+_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY, "let-read": Decision.LET_READ}
+_DONE = {
+    Decision.ALLOW: "allowed (read and write)",
+    Decision.ALLOW_READ_ONLY: "allowed read only",
+    Decision.DENY: "denied",
+    Decision.LET_READ: "readable by its sandbox, not shared (a path it was refused)",
+}
 
 
 def consent(args: argparse.Namespace) -> int:
@@ -75,7 +89,8 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     code = 0
     for server in servers:
         for folder in folders:
-            code = max(code, _change(policy, server, folder, args.action, terminal))
+            read_only = bool(getattr(args, "read_only", False))
+            code = max(code, _change(policy, server, folder, args.action, terminal, read_only))
     return code
 
 
@@ -91,7 +106,9 @@ def _forgotten_folder(path: str) -> str:
         return os.path.abspath(path)
 
 
-def _change(policy: ConsentPolicy, server: ServerConfig, folder: str, action: str, terminal: Terminal) -> int:
+def _change(
+    policy: ConsentPolicy, server: ServerConfig, folder: str, action: str, terminal: Terminal, read_only: bool = False
+) -> int:
     who = server.identity.describe()
     try:
         if action == "forget":
@@ -99,8 +116,11 @@ def _change(policy: ConsentPolicy, server: ServerConfig, folder: str, action: st
             policy.forget(server.identity, folder)
             done = f"forgot {_SHOWN[had.value]}" if had is not None else "nothing saved"
         else:
-            policy.set(server.identity, folder, _DECISIONS[action])
-            done = _DONE[action]
+            decision = _DECISIONS[action]
+            if action == "allow" and read_only:
+                decision = Decision.ALLOW_READ_ONLY
+            policy.set(server.identity, folder, decision)
+            done = _DONE[decision]
     except DecisionNotSaved as error:
         terminal.warn(f"host-bridge consent {action}: {error}")
         return 1

@@ -24,6 +24,7 @@ from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.stdio_transport import stdio_transport
 from host_bridge.hub.transports.base import Streams, TransportEvents
+from host_bridge.sandbox.confinement import channels, not_confined_sentence
 from host_bridge.sandbox.diagnosis import StartDiagnosis, diagnose_start
 from host_bridge.sandbox.refusals import Refusal, find_refusals
 
@@ -47,12 +48,14 @@ class StdioTransport:
         *,
         allowed_read: Callable[[], Sequence[str]] = tuple,
         workspace_folders: Callable[[], Sequence[str]] = tuple,
+        shared_read_only: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         assert config.command is not None
         self._config = config
         self._settings = settings
         self._allowed_read = allowed_read
         self._workspace_folders = workspace_folders
+        self._shared_read_only = shared_read_only
         self._launch: Launch | None = None
         self._refused: set[str] = set()
         """Folders the sandbox refused in this start (each reported once)."""
@@ -83,6 +86,8 @@ class StdioTransport:
             allowed_read=self._allowed_read(),
             workspace_folders=self._workspace_folders(),
             runtime_limit=self._first_runtime,
+            read_only=self._shared_read_only(),
+            network_default=settings.network,
         )
         try:
             policy = launch.policy
@@ -145,18 +150,27 @@ class StdioTransport:
         policy = self._launch.policy if self._launch is not None else None
         if policy is None:
             return SandboxState(setting=setting, enforced=False, summary="not started yet")
+        launch = self._launch
+        assert launch is not None
+        found = channels(policy, mount_layer=launch.mount_layer)
         summary = policy.summary
         if self._override == "off" and not policy.requested:
             summary = (
                 "You turned the sandbox off for this server until host_bridge restarts: it can read and write every "
                 "file your account can."
             )
+        elif (open_channels := not_confined_sentence(found)) is not None:
+            summary = f"{summary} {open_channels}"
         return SandboxState(
             setting=setting,
             enforced=policy.enforced,
             mechanism=policy.mechanism,
             summary=summary,
             warnings=policy.warnings,
+            network="on" if policy.network else "off",
+            unix_sockets=policy.unix_sockets,
+            read_only=launch.read_only,
+            channels=found,
             start_failure=self._failure,
         )
 

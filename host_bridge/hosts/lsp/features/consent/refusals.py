@@ -67,7 +67,7 @@ async def ask_read_only(core: Core, prompts: MessagePrompts, connection: ServerC
     if title != allow:
         return ""
     try:
-        await anyio.to_thread.run_sync(core.policy.set, connection.config.identity, refusal.folder, Decision.READ_ONLY)
+        await anyio.to_thread.run_sync(core.policy.set, connection.config.identity, refusal.folder, Decision.LET_READ)
     except DecisionNotSaved as error:
         return f"[{connection.id}] {error}"
     return ""
@@ -104,7 +104,7 @@ async def ask_about_failed_start(
         core.hub.restart(connection.id, sandbox="off")
         return ""
     assert chosen.path is not None
-    decision = Decision.READ_ONLY if chosen.kind == "readOnly" else Decision.ALLOW
+    decision = Decision.LET_READ if chosen.kind == "letRead" else Decision.ALLOW
     try:
         await anyio.to_thread.run_sync(core.policy.set, identity, chosen.path, decision)
     except DecisionNotSaved as error:
