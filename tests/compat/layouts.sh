@@ -2,17 +2,25 @@
 # Install real MCP servers from the registries in the layouts users install them with, for tests/compat.
 # Everything is pinned: Python packages by tests/compat/python-constraints.txt, npm packages by version and by
 # --before (no dependency published after that date). Idempotent: a finished layout is not made again.
-# Usage: tests/compat/layouts.sh DIR PYTHON
+# Usage: tests/compat/layouts.sh DIR PYTHON [STEP...] (only these steps: tools, npm-global, venv, pipx, uv-tool;
+# make compat-fast makes only the venv, which make test needs).
 set -euo pipefail
 dir=$1
 python=$2
+shift 2
+only=" $* "
 here=$(cd "$(dirname "$0")" && pwd)
 constraints=$here/python-constraints.txt
 npm_before=2026-11-01
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-step() { [ -e "$dir/.$1.done" ] && return 1; echo "compat layouts: $1"; return 0; }
+step() {
+  [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]] || return 1
+  [ -e "$dir/.$1.done" ] && return 1
+  echo "compat layouts: $1"
+  return 0
+}
 done_() { touch "$dir/.$1.done"; }
 
 # The package runners themselves (pipx, uv), in a venv of their own outside every home.

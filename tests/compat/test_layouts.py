@@ -4,7 +4,12 @@ Each layout (``tests/compat/layouts.sh`` makes them, pinned, in ``tests/compat/.
 is started by the real hub under the default Landlock sandbox with one folder shared, asked a tool call on that
 folder (it works) and one on a folder outside it (refused). The package runners (``npx -y``, ``uvx``, ``pipx run``)
 download at their first start into the private folder the sandbox gives each server, kept in the layout's home, so
-only the first run of this tier downloads. Its time is printed by ``make compat``.
+only the first run of this tier downloads.
+
+A fast, representative part (a local ``node_modules``, a venv's console script and ``python -m``: both runtimes'
+package-tree grants) runs with every ``pytest`` and ``make test`` (``make compat-fast`` makes its venv). The rest,
+marked ``compat`` (registry installs, and the runners that download at their first start: minutes on a cold
+machine), is deselected by default and run by ``make compat``, which prints its time.
 """
 
 from __future__ import annotations
@@ -34,9 +39,7 @@ FIRST_START = ConnectionSettings(initialize_timeout=180, request_timeout=60, max
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.compat,
     pytest.mark.skipif(bool(landlock_reason()), reason=landlock_reason() or "Landlock"),
-    pytest.mark.skipif(not (LAYOUTS / ".uv-tool.done").exists(), reason="no layouts: run make compat-layouts"),
 ]
 
 
@@ -51,15 +54,24 @@ class Layout:
     kind: str
     """``filesystem``, ``memory`` or ``git``: which tool calls prove the shared folder works and the outside not."""
     env: dict[str, str] = field(default_factory=dict[str, str])
+    made_by: str = ""
+    """The ``tests/compat/layouts.sh`` step that makes it (empty: nothing to make; ``tests/peers`` or a runner)."""
+    slow: bool = True
+    """Part of the slow tier (marked ``compat``, run by ``make compat``) rather than of every ``pytest``."""
 
 
-def git_layout(name: str, home: str, command: str, *args: str) -> Layout:
-    return Layout(name, home, command, args, "git")
+def git_layout(name: str, home: str, command: str, *args: str, made_by: str, slow: bool = True) -> Layout:
+    return Layout(name, home, command, args, "git", made_by=made_by, slow=slow)
 
 
 LAYOUT_LIST = [
     Layout(
-        "npm local (node_modules/.bin)", "npm-home", str(PEERS_BIN / "mcp-server-filesystem"), (SHARED,), "filesystem"
+        "npm local (node_modules/.bin)",
+        "npm-home",
+        str(PEERS_BIN / "mcp-server-filesystem"),
+        (SHARED,),
+        "filesystem",
+        slow=False,
     ),
     Layout(
         "npm -g --prefix ~/.npm-global",
@@ -68,6 +80,7 @@ LAYOUT_LIST = [
         (),
         "memory",
         {"MEMORY_FILE_PATH": f"{SHARED}/memory.jsonl"},
+        made_by="npm-global",
     ),
     Layout(
         "npx -y",
@@ -77,7 +90,9 @@ LAYOUT_LIST = [
         "filesystem",
     ),
     git_layout(
-        "venv console script", "venv-home", str(LAYOUTS / "venv-home" / "venvs" / "git" / "bin" / "mcp-server-git")
+        "venv console script", "venv-home", str(LAYOUTS / "venv-home" / "venvs" / "git" / "bin" / "mcp-server-git"),
+        made_by="venv",
+        slow=False,
     ),
     git_layout(
         "python -m",
@@ -85,9 +100,15 @@ LAYOUT_LIST = [
         str(LAYOUTS / "venv-home" / "venvs" / "git" / "bin" / "python"),
         "-m",
         "mcp_server_git",
+        made_by="venv",
+        slow=False,
     ),
-    git_layout("pipx install", "pipx-home", str(LAYOUTS / "pipx-home" / ".local" / "bin" / "mcp-server-git")),
-    git_layout("uv tool install", "uv-home", str(LAYOUTS / "uv-home" / ".local" / "bin" / "mcp-server-git")),
+    git_layout(
+        "pipx install", "pipx-home", str(LAYOUTS / "pipx-home" / ".local" / "bin" / "mcp-server-git"), made_by="pipx"
+    ),
+    git_layout(
+        "uv tool install", "uv-home", str(LAYOUTS / "uv-home" / ".local" / "bin" / "mcp-server-git"), made_by="uv-tool"
+    ),
     git_layout(
         "uvx",
         "uvx-home",
@@ -97,6 +118,7 @@ LAYOUT_LIST = [
         "--python",
         os.path.realpath(sys.executable),
         "mcp-server-git==2026.10.19",
+        made_by="tools",
     ),
     # pipx runs uv underneath; its dependencies are pinned by date, as uvx's are.
     Layout(
@@ -106,6 +128,7 @@ LAYOUT_LIST = [
         ("run", "mcp-server-git==2026.10.19"),
         "git",
         {"UV_EXCLUDE_NEWER": "2026-11-01T00:00:00Z"},
+        made_by="tools",
     ),
 ]
 
@@ -141,10 +164,16 @@ async def exercise(layout: Layout, client: Any, shared: Path, outside: Path) -> 
 
 
 @pytest.mark.requirement("H4")
-@pytest.mark.parametrize("layout", LAYOUT_LIST, ids=[layout.name for layout in LAYOUT_LIST])
+@pytest.mark.parametrize(
+    "layout",
+    [pytest.param(layout, id=layout.name, marks=[pytest.mark.compat] if layout.slow else []) for layout in LAYOUT_LIST],
+)
 async def test_a_real_server_in_this_install_layout_works_on_its_shared_folder_and_is_refused_outside_it(
     layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if layout.made_by and not (LAYOUTS / f".{layout.made_by}.done").exists():
+        target = "make compat-layouts" if layout.slow else "make compat-fast"
+        pytest.skip(f"the {layout.name} layout is not made: run {target}")
     home = LAYOUTS / layout.home
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
