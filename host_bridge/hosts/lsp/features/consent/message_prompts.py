@@ -21,6 +21,7 @@ from host_bridge.hosts.lsp.features.consent.texts import (
     FOLDER_DECISIONS,
     ONE_BY_ONE,
     TRUST,
+    TRUST_ACTIONS,
     all_actions,
     folder_text,
     visible_text,
@@ -65,7 +66,7 @@ class MessagePrompts:
                 "trust prompt",
                 f"{PRODUCT}: a workspace file defines {len(refs)} MCP servers. Trust all of them and start them? "
                 f"{shown}{more}.",
-                [trust_all, DONT_TRUST],
+                [DONT_TRUST, trust_all],
                 "hostBridge/restartServer asks again",
             )
             return None if title is None else AskConsentResult(trust=title == trust_all)
@@ -75,7 +76,7 @@ class MessagePrompts:
                 "trust prompt",
                 f"{PRODUCT}: a workspace file defines the MCP server {name}. Trust it and start it? "
                 f"{launch_summary(ref)}.",
-                [TRUST, DONT_TRUST],
+                TRUST_ACTIONS,
                 "hostBridge/restartServer asks again",
             )
             return None if title is None else AskConsentResult(trust=title == TRUST)

@@ -10,6 +10,7 @@ import anyio.to_thread
 from host_bridge.consent.policy import Decision, DecisionNotSaved
 from host_bridge.core import Core
 from host_bridge.hosts.lsp.features.consent.message_prompts import MessagePrompts
+from host_bridge.hosts.lsp.features.consent.texts import NOT_NOW
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import PRODUCT, server_name
 from host_bridge.sandbox.refusals import Refusal
@@ -59,7 +60,7 @@ async def ask_read_only(core: Core, prompts: MessagePrompts, connection: ServerC
         f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
         f"{visible(refusal.path)}, outside the folders shared with it. Let it read {visible(refusal.folder)} "
         "(read-only, not shared as a folder)? It is restarted to take this in.",
-        [allow, "Not now"],
+        [NOT_NOW, allow],
         "hostBridge/setConsent with decision readOnly allows it later",
     )
     if title != allow:

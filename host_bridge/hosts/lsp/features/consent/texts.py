@@ -1,4 +1,8 @@
-"""The words of the consent prompts sent as ``window/showMessageRequest``: action titles and how folders are named."""
+"""The words of the consent prompts sent as ``window/showMessageRequest``: action titles and how folders are named.
+
+In every list of actions the first one shares nothing and trusts nothing: editors pre-select the first action (eglot
+puts it in the minibuffer, so RET answers it; pickers such as telescope highlight it), so it is what Enter answers.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 from host_bridge.workspace.models import Candidate
 
+NOT_NOW = "Not now"
+"""Shares nothing and records nothing (asked again in a later session)."""
 ALLOW = "Allow"
 ALLOW_SESSION = "Allow for this session"
 DENY = "Deny"
@@ -15,16 +21,20 @@ DONT_TRUST = "Don't trust"
 ONE_BY_ONE = "Ask about each folder"
 FOLDER_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
 """Action title → decision of a one-folder question."""
-FOLDER_ACTIONS = [ALLOW, ALLOW_SESSION, DENY]
-"""A one-folder question's actions."""
+FOLDER_ACTIONS = [NOT_NOW, DENY, ALLOW_SESSION, ALLOW]
+"""A one-folder question's actions, least exposure first."""
+TRUST_ACTIONS = [DONT_TRUST, TRUST]
+"""A trust question's actions, not trusting first."""
 
 
-def all_actions(count: int) -> dict[str, str]:
-    """Action titles for a question about ``count`` folders at once, each saying it covers all of them."""
+def all_actions(count: int) -> dict[str, str | None]:
+    """Action titles for a question about ``count`` folders at once, each saying it covers all of them, least exposure
+    first (``None``: share none of them now, record nothing)."""
     return {
-        f"Allow all {count} folders": "allow",
-        f"Allow all {count} for this session": "allowSession",
+        f"Not now (none of the {count})": None,
         f"Deny all {count}": "deny",
+        f"Allow all {count} for this session": "allowSession",
+        f"Allow all {count} folders": "allow",
     }
 
 
