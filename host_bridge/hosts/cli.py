@@ -259,26 +259,41 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
 def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     consent = commands.add_parser(
         "consent",
-        help="list or change your saved decisions: which folders each MCP server may see",
+        help="list or change your saved decisions: which folders each MCP server may see, which servers you trust",
         description="Your saved decisions, per server as connect and the editor see it: where it is defined, its id "
-        "and its exact launch configuration (a changed command line is a new server, asked again).",
+        "and its exact launch configuration (a changed command line is a new server, asked again). `list` shows a "
+        "short handle for every saved decision and for every server a running editor sidecar runs; the other actions "
+        "take a handle, the id of a server a running sidecar runs, or a description (--server, --config, the folders' "
+        "own config files). A decision reaches every running sidecar within about a second.",
     )
     actions = consent.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="print the saved decisions of the servers (or of every server: --all)")
+    listing = actions.add_parser(
+        "list", help="the saved decisions and the servers running sidecars run, with their handles"
+    )
     _server_arguments(listing, what="only this server's decisions")
     listing.add_argument("--all", action="store_true", help="every saved decision, of every server ever asked")
-    listing.add_argument("--json", action="store_true", help="one JSON object per decision")
+    listing.add_argument("--json", action="store_true", help="one JSON object per decision and per running server")
     listing.add_argument("paths", nargs="*", metavar="PATH", help="folders whose own servers to include")
+    targets_help = (
+        "a record's handle; or a server (its handle, or its id in a running sidecar) followed by the folders; "
+        "or only folders, for the servers described by --server/--config (default: the embedded server and the "
+        "folders' own config files)"
+    )
     for action, text in (
         ("allow", "share these folders with the servers from now on"),
         ("deny", "never share these folders with the servers, and do not ask again"),
-        ("forget", "remove the saved decisions about these folders, so you are asked again"),
+        ("forget", "remove the saved decisions about these folders, so you are asked again (also in running editors)"),
+        ("trust", "trust these workspace-defined servers: a running editor starts them"),
+        ("untrust", "do not trust these workspace-defined servers: a running editor stops them"),
     ):
-        change = actions.add_parser(action, help=text)
-        _server_arguments(change, what="only this server (default: every server named)")
+        change = actions.add_parser(action, help=text, description=text)
+        _server_arguments(change, what="only this server: an id, or a handle (default: every server named)")
         if action == "allow":
             _broad_argument(change)
-        change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
+        if action in ("trust", "untrust"):
+            change.add_argument("targets", nargs="+", metavar="SERVER", help="handles or ids of running servers")
+        else:
+            change.add_argument("targets", nargs="+", metavar="TARGET", help=targets_help)
     consent.set_defaults(handler=_consent)
 
 

@@ -6,6 +6,9 @@ puts it in the minibuffer, so RET answers it; pickers such as telescope highligh
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
 from host_bridge.roots import VisibleThrough
 from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
@@ -64,3 +67,16 @@ def still_visible_text(uri: str, through: str) -> str:
         f"{folder} is still visible to the server through {parent}, which is shared with it; "
         f"to hide {folder}, stop sharing {parent}."
     )
+
+
+def visible_path(path: str) -> str:
+    """A path as a message shows it."""
+    return visible(path)
+
+
+def decide_command(action: str, handles: Sequence[str], paths: Sequence[str], storage_dir: str | None) -> str:
+    """The ``host-bridge consent`` command line that makes a decision from a terminal, quoted for a POSIX shell."""
+    words = ["host-bridge", "consent", action, *handles, *paths]
+    if storage_dir is not None:
+        words += ["--storage-dir", storage_dir]
+    return visible(shlex.join(words))
