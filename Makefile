@@ -55,13 +55,17 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	cd tests/peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Neovim (Debian's package) for the headless test of examples/neovim.lua; skipped where apt-get cannot run.
+# Neovim, Emacs and eglot (Debian's packages: Neovim 0.7, Emacs 28 with elpa-eglot 1.9) for the headless tests of
+# editors/neovim and editors/emacs; each test is skipped where its editor is missing (apt-get cannot run).
 tools:
-	@command -v nvim >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
-	      || echo "warning: could not install neovim; its example test will be skipped"; \
-	  else echo "note: nvim not installed and apt-get not usable; the Neovim example test will be skipped"; fi; }
+	@missing=""; command -v nvim >/dev/null 2>&1 || missing="neovim"; \
+	  { command -v emacs >/dev/null 2>&1 && emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; } \
+	    || missing="$$missing emacs-nox elpa-eglot"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null) \
+	        || echo "warning: could not install$$missing; their editor tests will be skipped"; \
+	    else echo "note:$$missing not installed and apt-get not usable; their editor tests will be skipped"; fi; fi
 
 # The VS Code extension's toolchain (TypeScript, esbuild, vsce, vitest), pinned in its package-lock.json.
 $(EXTNPM): $(EXT)/package.json $(EXT)/package-lock.json
