@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 DESCRIPTION = (
     "Share the folders you choose with MCP servers, with your consent. Commands: serve (the editor sidecar), "
     "roots (the folders that could be shared), connect (servers from the terminal), consent (your saved "
-    "decisions), audit (what was shared, when) and attach (for agents)."
+    "decisions), audit (what was shared, when), attach (for agents) and agents (the agents' configuration entries)."
 )
 
 
@@ -176,6 +176,50 @@ def _consent(args: argparse.Namespace) -> int:
     from host_bridge.hosts.terminal.consent import consent
 
     return consent(args)
+
+
+def _agents(args: argparse.Namespace) -> int:
+    from host_bridge.hosts.terminal.agents import agents
+
+    return agents(args)
+
+
+def _agents_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    parser = commands.add_parser(
+        "agents",
+        help="print (or write) the entries that route Claude Code, Codex, Gemini CLI and other agents through "
+        "host-bridge attach",
+        description="For the MCP servers host_bridge runs for a folder (those its .vscode/mcp.json and .mcp.json "
+        "define, and those a running editor sidecar runs there), print the configuration entries that make an agent "
+        "use host_bridge's own copy of each server through `host-bridge attach`: Claude Code (.mcp.json, claude mcp "
+        "add), Codex (~/.codex/config.toml), Gemini CLI (.gemini/settings.json), VS Code's agent sessions "
+        "(.mcp.json) and any MCP client. Entries in those files that start a second copy of such a server, outside "
+        "your consent and the sandbox, are pointed out. With --write FILE the change is shown and written only "
+        "after you confirm it (or with --yes); the file's other entries and keys are kept.",
+    )
+    parser.add_argument("path", nargs="?", default=".", metavar="PATH", help="the project folder (default: .)")
+    parser.add_argument(
+        "--server-id", action="append", metavar="ID", help="only this server (repeatable; default: every one)"
+    )
+    parser.add_argument(
+        "--write",
+        metavar="FILE",
+        help="add the entries to FILE: .mcp.json and settings.json (mcpServers), .vscode/mcp.json (servers) or "
+        "config.toml (Codex's [mcp_servers.ID])",
+    )
+    parser.add_argument("--yes", action="store_true", help="with --write: write without asking")
+    parser.add_argument(
+        "--command",
+        metavar="COMMAND",
+        help="how agents start host_bridge (default: host-bridge when it is on PATH, else this Python -m host_bridge)",
+    )
+    parser.add_argument(
+        "--storage-dir",
+        type=storage_dir,
+        metavar="DIR",
+        help="the storage folder of the sidecars to use (passed on to attach; default: the user data folder)",
+    )
+    parser.set_defaults(handler=_agents)
 
 
 def _server_arguments(parser: argparse.ArgumentParser, *, what: str) -> None:
@@ -344,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connect_arguments(connect)
     _consent_arguments(commands)
+    _agents_arguments(commands)
 
     from host_bridge.gateway.command import add_attach_command
 
