@@ -99,6 +99,7 @@ def saved_decisions(tmp_path: Path) -> list[Any]:
     return json.loads(path.read_text()).get("roots", []) if path.exists() else []
 
 
+@pytest.mark.requirement("G6")
 def test_ret_on_every_question_shares_nothing_and_trusts_nothing_and_shutdown_completes(
     emacs: str, tmp_path: Path
 ) -> None:

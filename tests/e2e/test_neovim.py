@@ -279,6 +279,7 @@ def saved_decisions(tmp_path: Path) -> list[Any]:
     return json.loads(path.read_text()).get("roots", []) if path.exists() else []
 
 
+@pytest.mark.requirement("G6")
 def test_enter_on_every_question_shares_nothing_and_trusts_nothing(nvim: str, tmp_path: Path) -> None:
     """A picker that pre-selects the first item (telescope-ui-select, fzf-lua, dressing's builtin) answers it on
     Enter: the sidecar puts the answer that shares and trusts nothing first."""

@@ -52,6 +52,7 @@ def listed(storage: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
+@pytest.mark.requirement("G6", "G1")
 @pytest.mark.asyncio
 async def test_an_editor_that_cannot_ask_is_told_the_command_and_that_command_shares_the_folder_at_once(
     client: BridgeClient, tmp_path: Path
@@ -76,6 +77,7 @@ async def test_an_editor_that_cannot_ask_is_told_the_command_and_that_command_sh
     assert len(client.message_requests) == 1, "the folder is not asked about again"
 
 
+@pytest.mark.requirement("G1")
 @pytest.mark.asyncio
 async def test_forget_in_a_terminal_makes_the_running_sidecar_ask_again(client: BridgeClient, tmp_path: Path) -> None:
     folder = tmp_path / "ws"
@@ -119,6 +121,7 @@ async def test_trust_given_in_a_terminal_starts_the_workspace_server_waiting_for
     assert (client.message_requests[0].actions or [])[0].title == "Don't trust"
 
 
+@pytest.mark.requirement("G7")
 @pytest.mark.asyncio
 async def test_a_server_described_with_another_command_line_is_refused_and_its_running_handle_named(
     client: BridgeClient, tmp_path: Path

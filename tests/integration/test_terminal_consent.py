@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.paths import SERVERS
 from support.terminal import WAIT, environment, host_bridge, on_terminal
 
@@ -94,6 +95,7 @@ def test_connect_says_a_remembered_deny_and_does_not_ask_about_that_folder(tmp_p
     assert terminal.text.count(QUESTION_END) == 1
 
 
+@pytest.mark.requirement("G7")
 def test_consent_list_shows_the_decisions_of_the_servers_named(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
