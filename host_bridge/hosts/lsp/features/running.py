@@ -37,6 +37,8 @@ class RunningFeature(Feature):
         self._core = core
         self._storage = storage_of(server)
         self._changed = anyio.Event()
+        self._closed = False
+        """Shutting down: nothing is published any more."""
 
     async def initialized(self) -> None:
         """Publish now, then whenever something changed, until the core closes."""
@@ -52,15 +54,17 @@ class RunningFeature(Feature):
 
     async def shutdown(self) -> None:
         """Terminal commands stop addressing this sidecar once it is shutting down."""
+        self._closed = True
         await anyio.to_thread.run_sync(withdraw, self._storage, os.getpid())
 
     async def _keep(self) -> None:
         try:
-            while True:
+            while not self._closed:
                 await anyio.to_thread.run_sync(publish, self._storage, self._snapshot())
                 await self._changed.wait()
                 self._changed = anyio.Event()
                 await asyncio.sleep(0)  # coalesce the changes of one turn of the loop
+            await anyio.sleep_forever()
         finally:
             withdraw(self._storage, os.getpid())
 
