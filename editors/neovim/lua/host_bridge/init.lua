@@ -23,7 +23,7 @@
 --     autostart = true,                          -- start the sidecar in setup(), not on the first command
 --   })
 --
--- Or try it once without installing: `:lua vim.g.host_bridge = {...}` then `:luafile editors/neovim/lua/host_bridge.lua`.
+-- Or try it once without installing: `:lua vim.g.host_bridge = {...}` then `:luafile editors/neovim/lua/host_bridge/init.lua`.
 --
 -- The sidecar asks before sharing a folder with a server through window/showMessageRequest. Neovim 0.10+
 -- answers that with vim.ui.select itself; 0.7-0.9 use a blocking inputlist(), so this module installs its own
