@@ -11,9 +11,12 @@ Skipped when ``emacs`` or eglot is missing (``make tools`` installs them from De
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +24,8 @@ from typing import Any
 
 import pytest
 from support.paths import REPO, SERVERS
+from support.processes import until_gone
+from support.records import records
 
 PACKAGE = REPO / "editors" / "emacs" / "host-bridge.el"
 RESOURCES_SERVER = SERVERS / "resources_server.py"
@@ -140,9 +145,14 @@ def test_ret_on_every_question_shares_nothing_and_trusts_nothing_and_shutdown_co
 
 @pytest.mark.slow
 def test_status_pick_and_revoke_commands_work_and_shutdown_completes(emacs: str, tmp_path: Path) -> None:
+    """With a server that takes seconds to stop (it ignores SIGTERM), eglot's shutdown (1.5 s) still completes."""
     folder = tmp_path / "ws"
     folder.mkdir()
-    servers = {"res": {"type": "stdio", "command": sys.executable, "args": [str(RESOURCES_SERVER)]}}
+    stubborn = [str(RESOURCES_SERVER), "--fault", "stubborn", "--record", str(tmp_path / "stubborn.jsonl")]
+    servers = {
+        "res": {"type": "stdio", "command": sys.executable, "args": [str(RESOURCES_SERVER)]},
+        "slow": {"type": "stdio", "command": sys.executable, "args": stubborn, "sandbox": "off"},
+    }
     result = run_emacs(
         emacs,
         tmp_path,
@@ -153,7 +163,7 @@ def test_status_pick_and_revoke_commands_work_and_shutdown_completes(emacs: str,
                         ((string-prefix-p "MCP resource" prompt)
                          (seq-find (lambda (c) (string-suffix-p "test://res/12" c)) (mapcar #'car collection))))))
   (let ((server (host-bridge-start {json.dumps(str(folder))})))
-    (hb-wait (lambda () (and (hb-shared "res") (equal (hb-state "res") "running"))) 60)
+    (hb-wait (lambda () (and (hb-shared "res") (equal (hb-state "res") "running") (hb-shared "slow"))) 60)
     (let* ((shared (vconcat (hb-shared "res")))
            (status (with-current-buffer (host-bridge-status) (buffer-string)))
            (buffer (progn (host-bridge-pick-resource "res")
@@ -175,5 +185,18 @@ def test_status_pick_and_revoke_commands_work_and_shutdown_completes(emacs: str,
     assert result["read-only"] is True
     assert result["applied"] == "deny"
     assert result["shared-after"] == []
-    assert [(r["serverId"], r["decision"]) for r in saved_decisions(tmp_path)] == [("res", "deny")]
+    assert sorted((r["serverId"], r["decision"]) for r in saved_decisions(tmp_path)) == [
+        ("res", "deny"),
+        ("slow", "allow"),
+    ]
     assert result["shutdown"] == "completed"
+    # eglot kills the sidecar right after `exit`; its reaper still ends the stubborn server and its grandchild.
+    pids = [
+        entry[key] for entry in records(tmp_path / "stubborn.jsonl") for key in ("server", "grandchild") if key in entry
+    ]
+    try:
+        assert pids and not asyncio.run(until_gone(pids, 15.0))
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
