@@ -15,7 +15,7 @@ from pydantic import Field
 
 from host_bridge.wire import WireModel
 
-Transport = Literal["stdio", "http"]
+TransportKind = Literal["stdio", "http"]
 """How the sidecar talks to a server: a child process over stdio, or a URL over streamable HTTP."""
 
 _FORMAT = 1
@@ -25,7 +25,7 @@ _FORMAT = 1
 class LaunchSpec(WireModel):
     """How one MCP server is started (stdio) or reached (http), as far as consent is concerned."""
 
-    transport: Transport
+    transport: TransportKind
     """``stdio`` for a local child process, ``http`` for a server reached by URL."""
     command: str | None = None
     """Executable of a stdio server."""

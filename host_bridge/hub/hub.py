@@ -24,12 +24,14 @@ from mcp import Client, MCPError
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection
+from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import UnknownServerError
 from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.hub.transports import transport_for
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
@@ -322,7 +324,7 @@ class Hub:
         await self.broker.serve_subscriptions(connection.id, client)
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
-        """Audit how a stdio server is started: its folders on the command line and its sandbox."""
+        """Audit how a server is started: its folders on the command line and its sandbox."""
         if self._audit is not None:
             self._audit.append_launch(connection.config.identity, launch)
 
@@ -362,13 +364,18 @@ class Hub:
         return connection.config.workspace_defined and self.policy.trusted(connection.config.identity) is not True
 
     def _new_connection(self, config: ServerConfig) -> ServerConnection:
+        transport = transport_for(
+            config,
+            self._connection_settings,
+            allowed_read=lambda: self.policy.read_only_paths(config.identity),
+            workspace_folders=self._candidate_paths,
+        )
         return ServerConnection(
             config,
+            transport=transport,
             roots=lambda: self.registry.roots_for(config.id),
             events=self,
             settings=self._connection_settings,
-            allowed_read=lambda: self.policy.read_only_paths(config.identity),
-            workspace_folders=self._candidate_paths,
         )
 
     def _candidate_paths(self) -> list[str]:

@@ -17,8 +17,8 @@ from support.sandbox import landlock_reason
 from support.servers import python_server
 
 from host_bridge.hub.audit import read_audit
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path
 
 pytestmark = [

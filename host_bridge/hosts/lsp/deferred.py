@@ -43,7 +43,7 @@ async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
     reach the editor and the features through :class:`~host_bridge.hosts.lsp.features.events.EditorEvents`."""
     from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
-    from host_bridge.hub.connection import ConnectionSettings
+    from host_bridge.hub.settings import ConnectionSettings
     from host_bridge.storage import default_storage_dir
 
     options = server.options
