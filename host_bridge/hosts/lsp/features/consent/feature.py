@@ -85,6 +85,8 @@ class ConsentFeature(Feature):
         self.prompts = 0
         """How many prompts were sent (tests and diagnostics)."""
         self._unsubscribe: Callable[[], None] = lambda: None
+        self._trust_seen: dict[str, bool | None] = {}
+        """Identity key → its trust answer when last looked at (to see which was forgotten)."""
         self._decided: dict[str, set[str]] = {}
         """Identity key → the folders it had a decision about when last looked at (to see which were forgotten)."""
 
@@ -113,8 +115,10 @@ class ConsentFeature(Feature):
             for path in self._decided.get(identity.key, set()) - now:
                 self._asked.discard((identity.key, path))
             self._decided[identity.key] = now
-            if core.policy.trusted(identity) is None:
-                self._trust_asked.discard(identity.key)
+            trusted = core.policy.trusted(identity)
+            if trusted is None and self._trust_seen.get(identity.key) is not None:
+                self._trust_asked.discard(identity.key)  # forgotten: ask again (a dismissed question stays dismissed)
+            self._trust_seen[identity.key] = trusted
         if not self._review_scheduled:
             self._review_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_review)
