@@ -42,6 +42,10 @@ class LaunchSpec(WireModel):
     sandbox: Literal["enforce", "off"] | None = None
     """The server's own sandbox setting (stdio); ``None`` follows the user's default. Turning it off widens what the
     server can reach, so it counts."""
+    network: Literal["on", "off"] | None = None
+    """The server's own network setting (stdio); ``None`` follows the user's default."""
+    unix_sockets: Literal["allow", "refuse"] | None = None
+    """Whether it may reach other programs' UNIX sockets (stdio; only the user's own settings can allow it)."""
 
 
 def fingerprint(spec: LaunchSpec) -> str:
@@ -63,5 +67,9 @@ def fingerprint(spec: LaunchSpec) -> str:
     if spec.sandbox is not None:
         # Only when set, so configs that never name it keep the fingerprint they always had.
         canonical["sandbox"] = spec.sandbox
+    if spec.network is not None:
+        canonical["network"] = spec.network
+    if spec.unix_sockets is not None:
+        canonical["unixSockets"] = spec.unix_sockets
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -153,6 +153,8 @@ class _Entry(BaseModel):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict[str, str])
     sandbox: str | None = None
+    network: str | None = None
+    unix_sockets: str | None = Field(default=None, alias="unixSockets")
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,10 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
     args = tuple(_expand(_scalar(a), context, launch_time=True) for a in entry.args)
     if entry.sandbox not in (None, "enforce", "off"):
         raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
+    if entry.network not in (None, "on", "off"):
+        raise _EntryError(f"network {entry.network!r} must be \"on\" or \"off\"")
+    if entry.unix_sockets not in (None, "allow", "refuse"):
+        raise _EntryError(f"unixSockets {entry.unix_sockets!r} must be \"allow\" or \"refuse\"")
     resolve_in = None if cwd is None or SHARED_FOLDERS in cwd else cwd
     if (loop := attach_loop(command, args)) is not None:
         raise _EntryError(loop)
@@ -310,6 +316,8 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
         executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), resolve_in),
         env_file=env_file, env_file_names=frozenset(from_file), env_references=tuple(sorted(context.references)),
         sandbox=entry.sandbox,  # pyright: ignore[reportArgumentType]  (checked just above)
+        network=entry.network,  # pyright: ignore[reportArgumentType]
+        unix_sockets=entry.unix_sockets,  # pyright: ignore[reportArgumentType]
     )
 
 
@@ -348,8 +356,9 @@ def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspa
     """An http entry resolved: its URL (http or https) and headers, variables substituted."""
     if not entry.url:
         raise _EntryError("an http server needs a \"url\"")
-    if entry.sandbox is not None:
-        raise _EntryError("\"sandbox\" applies to stdio servers, which run on this machine; remove it")
+    for key, value in (("sandbox", entry.sandbox), ("network", entry.network), ("unixSockets", entry.unix_sockets)):
+        if value is not None:
+            raise _EntryError(f"\"{key}\" applies to stdio servers, which run on this machine; remove it")
     url = _expand(entry.url, context)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:

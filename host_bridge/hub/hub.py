@@ -369,6 +369,7 @@ class Hub:
             self._connection_settings,
             allowed_read=lambda: self.policy.read_only_paths(config.identity),
             workspace_folders=self._candidate_paths,
+            shared_read_only=lambda: self.policy.shared_read_only(config.identity),
         )
         return ServerConnection(
             config,
@@ -423,7 +424,8 @@ class Hub:
             if connection.config.identity.key not in identities or launch is None or launch.policy is None:
                 continue
             allowed = tuple(self.policy.read_only_paths(connection.config.identity))
-            if launch.policy.enforced and allowed != launch.allowed_read:
+            read_only = set(self.policy.shared_read_only(connection.config.identity)) & set(launch.folders)
+            if launch.policy.enforced and (allowed != launch.allowed_read or read_only != set(launch.read_only)):
                 logger.info("[%s] the paths it may read changed; restarting it with the new sandbox", connection.id)
                 connection.restart()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host_bridge.hub.launch import SandboxSetting
+from host_bridge.hub.launch import NetworkSetting, SandboxSetting
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 
@@ -43,6 +43,8 @@ class ConnectionSettings:
     """Stderr lines kept per server."""
     sandbox: SandboxSetting = "enforce"
     """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
+    network: NetworkSetting = "on"
+    """The network of sandboxed stdio servers whose config does not say; a workspace file cannot turn it on."""
 
     def answer_limits(self, server: str) -> AnswerLimits:
         """Fresh item caps for one connection of ``server`` (they remember its requests in flight)."""

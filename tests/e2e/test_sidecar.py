@@ -110,6 +110,7 @@ async def test_without_consent_ui_a_message_request_answered_deny_shares_nothing
     assert [a.title for a in request.actions or []] == [
         "Not now (none of the 2)",
         "Deny all 2",
+        "Allow all 2 read only",
         "Allow all 2 for this session",
         "Allow all 2 folders",
         "Ask about each folder",

@@ -117,9 +117,10 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     assert trust.message.startswith("MCP Host Bridge: a workspace file defines the MCP server 'rec'")
     assert ".vscode/mcp.json" in trust.message and f"Runs: {sys.executable} " in trust.message
     assert f"Working directory: {first}" in trust.message
-    assert [a.title for a in folders_prompt.actions or []][:4] == [
+    assert [a.title for a in folders_prompt.actions or []][:5] == [
         "Not now (none of the 2)",
         "Deny all 2",
+        "Allow all 2 read only",
         "Allow all 2 for this session",
         "Allow all 2 folders",
     ]
@@ -148,7 +149,14 @@ async def test_asking_about_each_folder_through_message_requests_shares_only_the
     await client.until(lambda: len(client.message_requests) == 4)
     each = client.message_requests[2:]
     assert ["folder 1 of 2" in each[0].message, "folder 2 of 2" in each[1].message] == [True, True]
-    assert [a.title for a in each[0].actions or []] == ["Not now", "Deny", "Allow for this session", "Allow"]
+    assert [a.title for a in each[0].actions or []] == [
+        "Not now",
+        "Deny",
+        "Allow read only for this session",
+        "Allow read only",
+        "Allow for this session",
+        "Allow",
+    ]
     status = (await client.request("hostBridge/status"))["servers"][0]
     assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(first)]
 

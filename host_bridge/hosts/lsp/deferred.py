@@ -47,7 +47,7 @@ async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
     from host_bridge.storage import default_storage_dir
 
     options = server.options
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     async with open_core(options.storage_dir or default_storage_dir(), EditorEvents(server), settings=settings) as core:
         yield core
 

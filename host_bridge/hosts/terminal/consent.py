@@ -53,7 +53,14 @@ from host_bridge.storage import default_storage_dir
 from host_bridge.text import visible
 from host_bridge.uris import canonical_path
 
-_SHOWN = {"allow": "allow", "deny": "deny", "readOnly": "read only"}
+_SHOWN = {
+    "allow": "allow",
+    "allowReadOnly": "allow read only",
+    "allowSession": "allow this session",
+    "allowSessionReadOnly": "allow read only this session",
+    "deny": "deny",
+    "readOnly": "may read (after a refusal)",
+}
 _DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY}
 FOLDER_ACTIONS = ("allow", "deny", "forget")
 TRUST_ACTIONS = ("trust", "untrust")
@@ -138,11 +145,12 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
             if (what := broad_folder(folder)) is not None:
                 confirm_broad(folder, what, terminal, ask, action=f"consent allow {folder}")
     code = 0
+    read_only = bool(getattr(args, "read_only", False))
     for identity in targets.servers:
         for folder in targets.folders:
-            code = max(code, _change(policy, identity, folder, args.action, terminal))
+            code = max(code, _change(policy, identity, folder, args.action, terminal, read_only))
     for identity, path in targets.records:
-        code = max(code, _change(policy, identity, path, args.action, terminal))
+        code = max(code, _change(policy, identity, path, args.action, terminal, read_only))
     return code
 
 
@@ -241,7 +249,14 @@ def _forgotten_folder(path: str) -> str:
         return os.path.abspath(path)
 
 
-def _change(policy: ConsentPolicy, identity: ServerIdentity, folder: str, action: str, terminal: Terminal) -> int:
+def _change(
+    policy: ConsentPolicy,
+    identity: ServerIdentity,
+    folder: str,
+    action: str,
+    terminal: Terminal,
+    read_only: bool = False,
+) -> int:
     who = identity.describe()
     try:
         if action == "forget":
@@ -249,8 +264,13 @@ def _change(policy: ConsentPolicy, identity: ServerIdentity, folder: str, action
             policy.forget(identity, folder)
             done = f"forgot {_SHOWN[had.value]}" if had is not None else "nothing saved"
         else:
-            policy.set(identity, folder, _DECISIONS[action])
-            done = "allowed" if action == "allow" else "denied"
+            decision = _DECISIONS[action]
+            if action == "allow" and read_only:
+                decision = Decision.ALLOW_READ_ONLY
+            policy.set(identity, folder, decision)
+            done = {Decision.ALLOW: "allowed (read and write)", Decision.ALLOW_READ_ONLY: "allowed read only"}.get(
+                decision, "denied"
+            )
     except DecisionNotSaved as error:
         terminal.warn(f"host-bridge consent {action}: {error}")
         return 1

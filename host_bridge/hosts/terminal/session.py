@@ -224,7 +224,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     audit = AnnouncingAuditLog(options.storage_dir, events.roots_answered)
     work = anyio.CancelScope()
     code = 0
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     async with open_core(options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy) as core:
         core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
         core.registry.set_candidates(plan.candidates)

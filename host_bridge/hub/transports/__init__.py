@@ -21,13 +21,19 @@ def transport_for(
     *,
     allowed_read: Callable[[], Sequence[str]] = tuple,
     workspace_folders: Callable[[], Sequence[str]] = tuple,
+    shared_read_only: Callable[[], Sequence[str]] = tuple,
 ) -> Transport:
     """The transport of ``config``'s server. ``allowed_read`` (the paths the user let it read after a refusal) and
-    ``workspace_folders`` (the candidate folders) are asked at each start of a server host_bridge runs itself."""
+    ``workspace_folders`` (the candidate folders) and ``shared_read_only`` (its folders shared read only) are asked at
+    each start of a server host_bridge runs itself."""
     match config.transport:
         case "stdio":
             return StdioTransport(
-                config, settings, allowed_read=allowed_read, workspace_folders=workspace_folders
+                config,
+                settings,
+                allowed_read=allowed_read,
+                workspace_folders=workspace_folders,
+                shared_read_only=shared_read_only,
             )
         case "http":
             return HttpTransport(config, settings)

@@ -24,6 +24,7 @@ from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.stdio_transport import stdio_transport
 from host_bridge.hub.transports.base import Streams, TransportEvents
+from host_bridge.sandbox.confinement import channels, not_confined_sentence
 from host_bridge.sandbox.refusals import find_refusals
 
 logger = logging.getLogger(__name__)
@@ -44,12 +45,14 @@ class StdioTransport:
         *,
         allowed_read: Callable[[], Sequence[str]] = tuple,
         workspace_folders: Callable[[], Sequence[str]] = tuple,
+        shared_read_only: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         assert config.command is not None
         self._config = config
         self._settings = settings
         self._allowed_read = allowed_read
         self._workspace_folders = workspace_folders
+        self._shared_read_only = shared_read_only
         self._launch: Launch | None = None
         self._refused: set[str] = set()
         """Folders the sandbox refused in this start (each reported once)."""
@@ -70,6 +73,8 @@ class StdioTransport:
             sandbox_default=settings.sandbox,
             allowed_read=self._allowed_read(),
             workspace_folders=self._workspace_folders(),
+            read_only=self._shared_read_only(),
+            network_default=settings.network,
         )
         try:
             if launch.policy is not None:
@@ -124,12 +129,22 @@ class StdioTransport:
         policy = self._launch.policy if self._launch is not None else None
         if policy is None:
             return SandboxState(setting=setting, enforced=False, summary="not started yet")
+        launch = self._launch
+        assert launch is not None
+        found = channels(policy, mount_layer=launch.mount_layer)
+        summary = policy.summary
+        if (open_channels := not_confined_sentence(found)) is not None:
+            summary = f"{summary} {open_channels}"
         return SandboxState(
             setting=setting,
             enforced=policy.enforced,
             mechanism=policy.mechanism,
-            summary=policy.summary,
+            summary=summary,
             warnings=policy.warnings,
+            network="on" if policy.network else "off",
+            unix_sockets=policy.unix_sockets,
+            read_only=launch.read_only,
+            channels=found,
         )
 
     def permanent_failure(self, error: BaseException) -> str | None:

@@ -18,13 +18,21 @@ NOT_NOW = "Not now"
 """Shares nothing and records nothing (asked again in a later session)."""
 ALLOW = "Allow"
 ALLOW_SESSION = "Allow for this session"
+READ_ONLY = "Allow read only"
+READ_ONLY_SESSION = "Allow read only for this session"
 DENY = "Deny"
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
 ONE_BY_ONE = "Ask about each folder"
-FOLDER_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
-"""Action title → decision of a one-folder question."""
-FOLDER_ACTIONS = [NOT_NOW, DENY, ALLOW_SESSION, ALLOW]
+FOLDER_DECISIONS = {
+    ALLOW: "allow",
+    ALLOW_SESSION: "allowSession",
+    READ_ONLY: "allowReadOnly",
+    READ_ONLY_SESSION: "allowSessionReadOnly",
+    DENY: "deny",
+}
+"""Action title → decision of a one-folder question ("Allow" shares it to read and write)."""
+FOLDER_ACTIONS = [NOT_NOW, DENY, READ_ONLY_SESSION, READ_ONLY, ALLOW_SESSION, ALLOW]
 """A one-folder question's actions, least exposure first."""
 TRUST_ACTIONS = [DONT_TRUST, TRUST]
 """A trust question's actions, not trusting first."""
@@ -36,6 +44,7 @@ def all_actions(count: int) -> dict[str, str | None]:
     return {
         f"Not now (none of the {count})": None,
         f"Deny all {count}": "deny",
+        f"Allow all {count} read only": "allowReadOnly",
         f"Allow all {count} for this session": "allowSession",
         f"Allow all {count} folders": "allow",
     }
