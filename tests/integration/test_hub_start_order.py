@@ -291,7 +291,7 @@ def test_the_terminal_names_the_refused_path_and_the_actions_of_a_refused_start(
     refused = tools / "node_modules" / "helper-dep" / "index.js"
     assert done.returncode == 1, done.stderr
     assert f"which may be the cause: it was refused {refused}" in done.stderr, done.stderr
-    assert f"Let it read {tools / 'node_modules'}: host-bridge consent read-only" in done.stderr
+    assert f"Let it read {tools / 'node_modules'}: host-bridge consent let-read" in done.stderr
     assert "Turn the sandbox off for this server: run again with --sandbox off" in done.stderr
 
 
