@@ -249,6 +249,16 @@ async def test_a_node_and_a_python_server_refused_what_they_load_show_the_path_a
     settings = dataclasses.replace(QUICK, max_crashes=1)
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings, sandbox="enforce") as h:
         await h.recorder.wait_for(lambda: h.state("node") == "failed" and h.state("py") == "failed", timeout=90)
+        # Its stderr may still be draining when the exit is reported: the diagnosis takes the late lines in.
+        await h.recorder.wait_for(
+            lambda: all(
+                (s.sandbox is not None and s.sandbox.start_failure is not None and s.sandbox.start_failure.refused)
+                for s in h.hub.statuses()
+                if s.id in ("node", "py")
+            ),
+            timeout=30,
+            poll=0.2,
+        )
         by_id = {s.id: s for s in h.hub.statuses()}
         for server_id, refused, folder in [
             ("node", dep / "index.js", tools / "node_modules"),

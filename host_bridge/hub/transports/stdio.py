@@ -63,6 +63,9 @@ class StdioTransport:
         """Stderr lines of the current start (capped), for the diagnosis of a start that fails."""
         self._failure: StartDiagnosis | None = None
         """Why its last start may have failed because of its sandbox (until it runs)."""
+        self._failed_how: str | None = None
+        """How its last start failed, while :attr:`_failure` stands: stderr lines read after the exit (the pipe drains
+        after the process is reaped) still join its diagnosis."""
         self._override: SandboxSetting | None = None
         """The sandbox setting the user chose for this session, over the config's."""
         self._first_runtime: tuple[str, ...] | None = None
@@ -98,6 +101,7 @@ class StdioTransport:
                     self._first_runtime = policy.runtime_paths()
             self._refused = set()
             self._start_lines = []
+            self._failed_how = None
             events.launched(launch)
             if policy is not None:
                 for grant in policy.withheld:
@@ -185,11 +189,19 @@ class StdioTransport:
             how = f"was ended by signal {-exit_status}"
         else:
             how = f"failed ({reason})"
+        self._failed_how = how
+        self._diagnose()
+
+    def _diagnose(self) -> None:
+        """(Re)compute the diagnosis of the failed start from the stderr lines read so far."""
+        launch = self._launch
+        if launch is None or launch.policy is None or self._failed_how is None:
+            return
         self._failure = diagnose_start(
             self._start_lines,
             launch.args,
             launch.policy,
-            how=how,
+            how=self._failed_how,
             workspace_folders=self._workspace_folders(),
             home=os.path.expanduser("~"),
         )
@@ -197,6 +209,7 @@ class StdioTransport:
     def start_ran(self) -> None:
         """The start reached running: no failure to explain."""
         self._failure = None
+        self._failed_how = None
 
     def choose_sandbox(self, setting: SandboxSetting) -> None:
         """The user's sandbox setting for this session, over the config's (taken at the next start)."""
@@ -227,6 +240,8 @@ class StdioTransport:
         events.log_line(text)
         if len(self._start_lines) < _START_LINES:
             self._start_lines.append(text)
+            if self._failed_how is not None:
+                self._diagnose()
         policy = self._launch.policy if self._launch is not None else None
         if policy is not None and policy.enforced:
             for refusal in find_refusals([text], policy):
