@@ -29,15 +29,27 @@ import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
+from mcp.client.auth import OAuthFlowError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from host_bridge import __version__
+from host_bridge.auth.flow import ServerAuth, SignIns
+from host_bridge.auth.loopback import SignInError
+from host_bridge.auth.urls import OAuthAddressError
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.http_transport import http_transport
 from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
-from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
+from host_bridge.hub.models import (
+    Reach,
+    ResourceCapabilities,
+    SandboxState,
+    ServerState,
+    ServerStatus,
+    SharedRoot,
+    SignInStatus,
+)
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
 from host_bridge.roots import Root, VisibleThrough
 from host_bridge.sandbox.refusals import Refusal, find_refusals
@@ -133,6 +145,7 @@ class ServerConnection:
         settings: ConnectionSettings | None = None,
         allowed_read: Callable[[], Sequence[str]] = tuple,
         workspace_folders: Callable[[], Sequence[str]] = tuple,
+        sign_ins: SignIns | None = None,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
@@ -180,6 +193,21 @@ class ServerConnection:
         """The server asked for roots since the last ``list_changed`` (only then is another one sent)."""
         self._answered: tuple[Root, ...] | None = None
         """What the last ``roots/list`` answer contained."""
+        self._handshake: anyio.CancelScope | None = None
+        """The handshake's deadline, lifted while the user signs in."""
+        self.auth: ServerAuth | None = None
+        """The OAuth sign-in of an http server (``None``: stdio, or its headers carry its own ``Authorization``)."""
+        own_authorization = any(name.lower() == "authorization" for name in config.headers)
+        if sign_ins is not None and config.transport == "http" and config.url is not None and not own_authorization:
+            self.auth = sign_ins.for_server(
+                server_id=config.id,
+                label=config.label,
+                where=config.identity.describe(),
+                server_url=config.url,
+                identity_key=config.identity.key,
+                settings=config.oauth,
+                on_change=self._sign_in_changed,
+            )
 
     @property
     def id(self) -> str:
@@ -214,6 +242,9 @@ class ServerConnection:
             roots_asked_at=self.roots_asked_at,
             reach=self._reach(),
             sandbox=self._sandbox_state(),
+            sign_in=SignInStatus(state=self.auth.state, message=self.auth.message)
+            if self.auth is not None and self.auth.state is not None
+            else None,
         )
 
     def _reach(self) -> tuple[Reach, ...]:
@@ -364,8 +395,12 @@ class ServerConnection:
             **self._events.client_options(self),
         )
         with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
+            self._handshake = handshake
             async with client:
                 handshake.deadline = math.inf
+                self._handshake = None
+                if self.auth is not None:
+                    self.auth.signed_in()
                 if self._restart_requested or self._stop_requested:
                     # Asked for during the handshake (its folders changed, and its command line or sandbox holds
                     # them): this process is never reported running, with folders it was not started with.
@@ -402,6 +437,7 @@ class ServerConnection:
         )
         if config.transport == "http":
             assert config.url is not None
+            auth = self.auth
             return http_transport(
                 config.url,
                 config.headers,
@@ -409,6 +445,8 @@ class ServerConnection:
                 server=self.id,
                 max_body_bytes=settings.max_body_bytes,
                 limits=limits,
+                auth=auth.provider if auth is not None else None,
+                request_hooks=(auth.request_hook(),) if auth is not None else (),
             )
         assert config.command is not None
         launch = self.launch = plan_launch(
@@ -496,6 +534,25 @@ class ServerConnection:
         if status is not None:
             self.exit_status = status
 
+    def _sign_in_changed(self) -> None:
+        """The sign-in's state changed: status says so; the handshake waits for as long as the user signs in."""
+        auth, handshake = self.auth, self._handshake
+        if auth is not None and handshake is not None:
+            if auth.state == "waiting":
+                handshake.deadline = math.inf
+            elif math.isinf(handshake.deadline):
+                handshake.deadline = anyio.current_time() + self.settings.initialize_timeout
+        self._events.state_changed(self)
+
+    async def sign_out(self) -> bool:
+        """Forget this server's kept sign-in and start it again (it then asks for a sign-in); whether there was one."""
+        if self.auth is None:
+            return False
+        forgotten = await self.auth.sign_out()
+        if self.state is not ServerState.STOPPED:
+            self.restart()
+        return forgotten
+
     def _lose(self, reason: str) -> None:
         if self._lost is None:
             self._lost = reason
@@ -505,6 +562,12 @@ class ServerConnection:
         if isinstance(error, _PermanentFailure | _Crash):
             return error
         text = str(error)
+        if isinstance(error, SignInError | OAuthFlowError | OAuthAddressError) and self.auth is not None:
+            # Never retried by itself: each attempt would send the user to the browser again.
+            self.auth.give_up(f"{text}; start the server again to sign in")
+            return _PermanentFailure(
+                f"it needs you to sign in, and the sign-in did not complete ({text}); start it again to sign in"
+            )
         if isinstance(error, RuntimeError) and "Unsupported protocol version" in text:
             theirs = text.rsplit(":", 1)[-1].strip()
             return _PermanentFailure(
@@ -590,7 +653,8 @@ def _root_cause(error: BaseException) -> BaseException:
             pending.extend(current.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         else:
             leaves.append(current)
-    for preferred in (_PermanentFailure, _Crash, RuntimeError, MCPError, OSError):
+    preferences = (_PermanentFailure, _Crash, SignInError, OAuthFlowError, OAuthAddressError, RuntimeError, MCPError)
+    for preferred in (*preferences, OSError):
         for leaf in leaves:
             if isinstance(leaf, preferred):
                 return leaf
