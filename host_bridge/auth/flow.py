@@ -145,8 +145,8 @@ class ServerAuth:
         """What status shows (``None``: the server never asked for a sign-in)."""
         self.message: str | None = None
         """A sentence for status about the sign-in (what to do)."""
-        self._loopback: LoopbackRedirect | None = None
-        self._state_param = ""
+        self._result: AuthorizationCodeResult | None = None
+        """The browser's answer, between the SDK's redirect and callback handlers."""
 
     async def provider(self) -> httpx2.Auth:
         """The SDK's OAuth provider for this start, with the kept sign-in loaded."""
@@ -205,47 +205,62 @@ class ServerAuth:
             self._set("signedIn", None)
 
     async def _redirect(self, url: str) -> None:
+        """The whole sign-in: the address checked, the loopback opened, then the user asked while the loopback waits
+        for the browser (a prompt may return only once the browser has come back, or never: the first to finish
+        decides). The SDK's callback handler then returns the result kept here."""
         try:
             check_browser_url(url)
         except OAuthAddressError as error:
             raise SignInError(str(error)) from None
-        self._state_param = parse_qs(urlsplit(url).query).get("state", [""])[0]
-        port = _port_of(url)
-        loopback = LoopbackRedirect(port, self.label)
+        state = parse_qs(urlsplit(url).query).get("state", [""])[0]
+        loopback = LoopbackRedirect(_port_of(url), self.label)
         await loopback.open()
-        self._loopback = loopback
+        self._result = None
         self._set("waiting", f"sign in to {self.label} in your browser (the address was shown to you)")
         request = SignInRequest(
             server_id=self.server_id, label=self.label, where=self.where, url=url, server_url=self.server_url
         )
-        try:
-            accepted = await self._prompt.sign_in(request)
-        except BaseException:
-            await self._close()
-            raise
-        if not accepted:
-            await self._close()
-            raise SignInError("you did not sign in")
+        declined = False
+        failure: SignInError | None = None
 
-    async def _callback(self) -> AuthorizationCodeResult:
-        loopback = self._loopback
-        assert loopback is not None
+        async def ask(scope: anyio.CancelScope) -> None:
+            nonlocal declined, failure
+            try:
+                declined = not await self._prompt.sign_in(request)
+            except SignInError as error:
+                failure = error
+            if declined or failure is not None:
+                scope.cancel()
+
+        async def wait(scope: anyio.CancelScope) -> None:
+            self._result = await loopback.wait(state)
+            scope.cancel()
+
         try:
-            with anyio.fail_after(self._auth_settings.sign_in_timeout):
-                result = await loopback.wait(self._state_param)
-        except TimeoutError:
+            with anyio.move_on_after(self._auth_settings.sign_in_timeout) as deadline:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(ask, tasks.cancel_scope)
+                    tasks.start_soon(wait, tasks.cancel_scope)
+        finally:
+            await loopback.close()
+        if self._result is not None:
+            self._set("signedIn", None)
+            return
+        if failure is not None:
+            raise failure
+        if declined:
+            raise SignInError("you did not sign in")
+        if deadline.cancelled_caught:
             raise SignInError(
                 f"the sign-in was not completed within {self._auth_settings.sign_in_timeout / 60:g} minutes"
-            ) from None
-        finally:
-            await self._close()
-        self._set("signedIn", None)
-        return result
+            )
+        raise SignInError("the sign-in ended without an answer")
 
-    async def _close(self) -> None:
-        loopback, self._loopback = self._loopback, None
-        if loopback is not None:
-            await loopback.close()
+    async def _callback(self) -> AuthorizationCodeResult:
+        result, self._result = self._result, None
+        if result is None:
+            raise SignInError("the sign-in ended without an answer")
+        return result
 
     def _set(self, state: SignInStateName | None, message: str | None) -> None:
         if (state, message) != (self.state, self.message):

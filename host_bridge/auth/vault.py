@@ -27,7 +27,8 @@ from typing import Any, Protocol
 import anyio.to_thread
 
 from host_bridge.consent.files import read_all, remove_stale_temps, write_private_temp
-from host_bridge.consent.lock import FileLock, UnsafeFileError, check_private_dir, open_private
+from host_bridge.consent.lock import FileLock
+from host_bridge.private_files import UnsafeFileError, check_private_dir, open_private
 
 logger = logging.getLogger(__name__)
 

@@ -214,7 +214,7 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
         help="folders to look for candidates in; their .vscode/mcp.json and .mcp.json servers are used too "
         "(default: .)",
     )
-    _server_arguments(connect, what="the server --list and --read ask")
+    _server_arguments(connect, what="the server --list, --read, --tools and --call ask")
     connect.add_argument(
         "--allow", action="append", default=[], metavar="PATH", help="share this folder with every server"
     )
@@ -229,6 +229,11 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
     connect.add_argument("--read", metavar="URI", help="print the contents of a resource")
     connect.add_argument(
         "--output", metavar="FILE", help="with --read: save the contents in FILE, binary ones as bytes"
+    )
+    connect.add_argument("--tools", action="store_true", help="list the servers' tools")
+    connect.add_argument("--call", metavar="TOOL", help="call a tool (of --server-id, or the first server that has it)")
+    connect.add_argument(
+        "--arguments", metavar="JSON", default="{}", help="with --call: the tool's arguments as a JSON object"
     )
     connect.add_argument("--follow", action="store_true", help="print resource changes and logs until Ctrl-C")
     connect.add_argument(
@@ -279,6 +284,11 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
         if action == "allow":
             _broad_argument(change)
         change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
+    sign_out = actions.add_parser(
+        "sign-out", help="forget the sign-in (tokens) kept for the http servers, so they ask you to sign in again"
+    )
+    _server_arguments(sign_out, what="only this server (default: every server named)")
+    sign_out.add_argument("paths", nargs="*", metavar="PATH", help="folders whose own servers to include")
     consent.set_defaults(handler=_consent)
 
 

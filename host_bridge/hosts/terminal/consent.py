@@ -1,9 +1,10 @@
-"""``host-bridge consent list|allow|deny|forget``: the saved decisions, read and changed from the terminal.
+"""``host-bridge consent list|allow|deny|forget|sign-out``: the saved decisions, read and changed from the terminal.
 
 The same store ``connect`` and the editor sidecar use, with the same identities: a decision belongs to a server as
 defined (``--server``, ``--config``, the embedded example server, or the ``.vscode/mcp.json`` / ``.mcp.json`` of the
 folders named), its id and its launch configuration. ``allow``, ``deny`` and ``forget`` act for every server named
-(or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``.
+(or the one of ``--server-id``); ``list`` shows their decisions, or every saved one with ``--all``. ``sign-out``
+forgets the sign-in (tokens and client registration) kept for each http server named: it asks for a sign-in again.
 
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error.
 """
@@ -16,6 +17,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+import anyio
+
+from host_bridge.auth.vault import VaultError, default_vault
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError, RootRecord
 from host_bridge.hosts.tables import format_table, is_tty, table_width
@@ -48,6 +52,8 @@ def consent(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, terminal: Terminal) -> int:
+    if args.action == "sign-out":
+        return _sign_out(args, terminal)
     store = ConsentStore(args.storage_dir or default_storage_dir())
     try:
         store.load()
@@ -76,6 +82,24 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
         for folder in folders:
             code = max(code, _change(policy, server, folder, args.action, terminal))
     return code
+
+
+def _sign_out(args: argparse.Namespace, terminal: Terminal) -> int:
+    folders = [named_folder(path, path) for path in args.paths]
+    choice = ServerChoice.from_args(args)
+    servers = [s for s in _chosen(configured_servers(choice, folders, terminal), choice) if s.transport == "http"]
+    if not servers:
+        raise UsageError("none of the servers named is an http server, and only those sign in")
+    vault = default_vault(args.storage_dir or default_storage_dir())
+    try:
+        for server in servers:
+            forgot = anyio.run(vault.delete, server.identity.key)
+            done = "signed out" if forgot else "no sign-in kept"
+            terminal.warn(f"{visible(server.identity.describe())}: {done}")
+    except VaultError as error:
+        terminal.warn(f"host-bridge consent sign-out: {error}")
+        return 1
+    return 0
 
 
 def _chosen(servers: Sequence[ServerConfig], choice: ServerChoice) -> list[ServerConfig]:

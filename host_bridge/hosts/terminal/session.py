@@ -67,6 +67,8 @@ from host_bridge.hosts.terminal.prompts import (
     trust,
     untrusted_note,
 )
+from host_bridge.hosts.terminal.signin import TerminalSignIn
+from host_bridge.hosts.terminal.tools import call_tool, list_tools
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.connection import ConnectionSettings, ServerConnection
 from host_bridge.hub.describe import reach_sentence
@@ -113,10 +115,12 @@ class _Document:
     resources: list[dict[str, Any]] | None = None
     templates: list[dict[str, Any]] | None = None
     read: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    call: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         payload: dict[str, Any] = {"servers": self.servers}
-        for name in ("resources", "templates", "read"):
+        for name in ("resources", "templates", "read", "tools", "call"):
             if (value := getattr(self, name)) is not None:
                 payload[name] = value
         return json.dumps(payload, indent=2, ensure_ascii=False)
@@ -224,7 +228,10 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     work = anyio.CancelScope()
     code = 0
     settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
-    async with open_core(options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy) as core:
+    sign_in = TerminalSignIn(terminal)
+    async with open_core(
+        options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy, sign_in=sign_in
+    ) as core:
         core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
         core.registry.set_candidates(plan.candidates)
         with work:
@@ -254,7 +261,9 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
             connection.last_error is not None and connection.id not in events.ever_running
         )
 
-    await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout)
+    while not await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout):
+        if not any(c.auth is not None and c.auth.state == "waiting" for c in hub.connections):
+            break  # a sign-in under way is waited for (the core bounds it); nothing else is
     events.settling = False
     document = _Document()
     for connection in hub.connections:
@@ -272,6 +281,15 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
         code = max(code, await _list(hub, options, terminal, document))
     if options.read is not None:
         code = max(code, await _read(hub, options, terminal, document))
+    if options.list_tools:
+        listed, document.tools = await list_tools(hub, options.server_id, terminal, as_json=options.json)
+        code = max(code, listed)
+    if options.call is not None:
+        arguments = options.arguments or {}
+        called, document.call = await call_tool(
+            hub, options.server_id, options.call, arguments, terminal, as_json=options.json
+        )
+        code = max(code, called)
     if options.json:
         terminal.result(document.to_json())
     if options.follow:
@@ -289,7 +307,11 @@ def _summary(
     status = next(s for s in hub.statuses() if s.id == connection.id)
     shared = [root_label(Root(uri=r.uri, name=r.name)) for r in status.shared_roots]
     entry: dict[str, Any] = {"id": connection.id, "state": connection.state.value, "sharedFolders": shared}
+    if status.sign_in is not None:
+        entry["signIn"] = status.sign_in.to_wire()
     if connection.state is ServerState.RUNNING:
+        if status.sign_in is not None and status.sign_in.state == "signedIn":
+            terminal.say(f"{name} signed in (`host-bridge consent sign-out` naming this server forgets it)")
         terminal.say(f"{name} shared folders: {', '.join(shared) or 'none'}")
         terminal.say(f"{name} {reach_sentence(status)}")
         if status.sandbox is not None:
