@@ -233,7 +233,11 @@ class ServerAuth:
                 scope.cancel()
 
         async def wait(scope: anyio.CancelScope) -> None:
-            self._result = await loopback.wait(state)
+            nonlocal failure
+            try:
+                self._result = await loopback.wait(state)
+            except SignInError as error:
+                failure = error
             scope.cancel()
 
         try:
