@@ -50,7 +50,8 @@ from host_bridge.hub.models import (
     SharedRoot,
     SignInStatus,
 )
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
+from host_bridge.hub.stdio_transport import stdio_transport
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 from host_bridge.roots import Root, VisibleThrough
 from host_bridge.sandbox.refusals import Refusal, find_refusals
 from host_bridge.uris import UriError, parse_file_uri
