@@ -228,7 +228,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     work = anyio.CancelScope()
     code = 0
     settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
-    sign_in = TerminalSignIn(terminal)
+    sign_in = TerminalSignIn(terminal, on_terminal=is_tty(sys.stdin))
     async with open_core(
         options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy, sign_in=sign_in
     ) as core:
@@ -236,7 +236,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
         core.registry.set_candidates(plan.candidates)
         with work:
             await core.hub.configure(plan.servers)
-            code = await _work(core.hub, events, options, terminal)
+            code = await _work(core.hub, events, options, terminal, sign_in)
         events.closing = True
     if work.cancel_called:
         return 0 if options.follow else INTERRUPTED
@@ -254,7 +254,9 @@ async def _cancel_on_interrupt(scope: anyio.CancelScope, terminal: Terminal) -> 
             return
 
 
-async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, terminal: Terminal) -> int:
+async def _work(
+    hub: Hub, events: TerminalEvents, options: ConnectOptions, terminal: Terminal, sign_in: TerminalSignIn
+) -> int:
     def settled(connection: ServerConnection) -> bool:
         # One that failed before it ever ran (exited at once, unreachable) is not waited for while it retries.
         return connection.state in _SETTLED or (
@@ -262,8 +264,8 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
         )
 
     while not await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout):
-        if not any(c.auth is not None and c.auth.state == "waiting" for c in hub.connections):
-            break  # a sign-in under way is waited for (the core bounds it); nothing else is
+        if not sign_in.attended or not any(c.auth is not None and c.auth.state == "waiting" for c in hub.connections):
+            break  # a sign-in someone can act on is waited for (the core bounds it); nothing else is
     events.settling = False
     document = _Document()
     for connection in hub.connections:
@@ -338,6 +340,11 @@ def _why_not(connection: ServerConnection, options: ConnectOptions) -> str:
         return f"it is defined in a folder and not trusted; answer y when asked on a terminal, or add {TRUST_FLAG}"
     if connection.last_error is not None:
         return connection.last_error
+    if connection.auth is not None and connection.auth.state == "waiting":
+        return (
+            "it needs you to sign in: open the address above in a browser on this machine, then run this again "
+            "(connect waits for a sign-in when it runs on a terminal or could open a browser)"
+        )
     return f"it did not start within {options.timeout:g} s (raise --timeout if it is slow)"
 
 

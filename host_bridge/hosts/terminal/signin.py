@@ -36,9 +36,12 @@ def can_open_browser() -> bool:
 class TerminalSignIn:
     """Puts a sign-in to the person at the terminal (the core's ``SignInPrompt``)."""
 
-    def __init__(self, terminal: Terminal, *, open_browser: bool | None = None) -> None:
+    def __init__(self, terminal: Terminal, *, open_browser: bool | None = None, on_terminal: bool = False) -> None:
         self._terminal = terminal
         self._open_browser = can_open_browser() if open_browser is None else open_browser
+        self.attended = on_terminal
+        """Someone can act on a sign-in: ``connect`` runs on a terminal, or a browser was opened (``connect`` then
+        waits for the sign-in beyond ``--timeout``; otherwise it gives up at ``--timeout``)."""
 
     async def sign_in(self, request: SignInRequest) -> bool:
         """Print the address, open it where a browser can be; the sign-in then waits for the browser."""
@@ -47,6 +50,7 @@ class TerminalSignIn:
         self._terminal.warn(f"{name} {visible(request.label)} needs you to sign in; open this address in a browser:")
         self._terminal.warn(f"  {url}")
         if self._open_browser and await anyio.to_thread.run_sync(_open, url):
+            self.attended = True
             self._terminal.warn(f"{name} opened it in your browser; waiting for you to sign in there…")
         else:
             self._terminal.warn(f"{name} waiting for you to sign in there (the page then comes back to this machine)…")
