@@ -133,6 +133,8 @@ def connect(args: argparse.Namespace) -> int:
     if not options.verbose:
         # What the connections log (a crash, a failure) is said on the terminal, with the server's stderr.
         logging.getLogger("host_bridge.hub.connection").setLevel(logging.CRITICAL)
+        # A failed sign-in is said once, with the server's reason; the SDK would add its traceback.
+        logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
     try:
         return run(options, terminal)
     except UsageError as error:
