@@ -118,7 +118,7 @@ class ServerAuth:
         vault: SecretVault,
         prompt: SignInPrompt,
         auth_settings: AuthSettings,
-        on_change: Callable[[], None],
+        on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self.server_id = server_id
         self.label = label
@@ -129,7 +129,8 @@ class ServerAuth:
         self._vault = vault
         self._prompt = prompt
         self._auth_settings = auth_settings
-        self._on_change = on_change
+        self.on_change = on_change
+        """Told whenever :attr:`state` or :attr:`message` changes (the server's connection sets it)."""
         preregistered = None
         if self.settings.client_id:
             secret = self.settings.client_secret.get_secret_value() if self.settings.client_secret else None
@@ -269,7 +270,7 @@ class ServerAuth:
     def _set(self, state: SignInStateName | None, message: str | None) -> None:
         if (state, message) != (self.state, self.message):
             self.state, self.message = state, message
-            self._on_change()
+            self.on_change()
 
 
 def _kept_port(client_info: OAuthClientInformationFull | None) -> int | None:
@@ -308,9 +309,8 @@ class SignIns:
         server_url: str,
         identity_key: str,
         settings: OAuthSettings | None,
-        on_change: Callable[[], None],
     ) -> ServerAuth:
-        """The authorization of one server's connection."""
+        """The authorization of one server's connection (its ``on_change`` is set by the connection)."""
         return ServerAuth(
             server_id=server_id,
             label=label,
@@ -321,7 +321,6 @@ class SignIns:
             vault=self.vault,
             prompt=self.prompt,
             auth_settings=self.settings,
-            on_change=on_change,
         )
 
     async def sign_out(self, identity_key: str) -> bool:

@@ -44,11 +44,11 @@ async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
     from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
     from host_bridge.hosts.lsp.features.signin import EditorSignIn, EditorVault, declares
-    from host_bridge.hub.connection import ConnectionSettings
+    from host_bridge.hub.settings import ConnectionSettings
     from host_bridge.storage import default_storage_dir
 
     options = server.options
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     vault = EditorVault(server) if declares(server, "secretStorage") else None
     async with open_core(
         options.storage_dir or default_storage_dir(),

@@ -70,7 +70,7 @@ from host_bridge.hosts.terminal.prompts import (
 from host_bridge.hosts.terminal.signin import TerminalSignIn
 from host_bridge.hosts.terminal.tools import call_tool, list_tools
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection
+from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import reach_sentence
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
@@ -78,6 +78,7 @@ from host_bridge.hub.models import ServerState
 from host_bridge.hub.resources.labels import sanitize_label
 from host_bridge.hub.resources.models import ReadResult, ResourceItem, TemplateItem
 from host_bridge.hub.resources.reads import base64_size
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import Root
 from host_bridge.system import IS_WINDOWS
 from host_bridge.text import visible
@@ -229,7 +230,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     audit = AnnouncingAuditLog(options.storage_dir, events.roots_answered)
     work = anyio.CancelScope()
     code = 0
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     sign_in = TerminalSignIn(terminal, on_terminal=is_tty(sys.stdin))
     async with open_core(
         options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy, sign_in=sign_in
@@ -266,7 +267,8 @@ async def _work(
         )
 
     while not await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout):
-        if not sign_in.attended or not any(c.auth is not None and c.auth.state == "waiting" for c in hub.connections):
+        waiting = any(c.sign_in is not None and c.sign_in.state == "waiting" for c in hub.connections)
+        if not sign_in.attended or not waiting:
             break  # a sign-in someone can act on is waited for (the core bounds it); nothing else is
     events.settling = False
     document = _Document()
@@ -342,7 +344,7 @@ def _why_not(connection: ServerConnection, options: ConnectOptions) -> str:
         return f"it is defined in a folder and not trusted; answer y when asked on a terminal, or add {TRUST_FLAG}"
     if connection.last_error is not None:
         return connection.last_error
-    if connection.auth is not None and connection.auth.state == "waiting":
+    if connection.sign_in is not None and connection.sign_in.state == "waiting":
         return (
             "it needs you to sign in: open the address above in a browser on this machine, then run this again "
             "(connect waits for a sign-in when it runs on a terminal or could open a browser)"
