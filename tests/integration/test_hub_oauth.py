@@ -20,8 +20,8 @@ from support.records import POLL, WAIT, recorded, records
 
 from host_bridge.auth.flow import SignInRequest
 from host_bridge.auth.vault import TOKENS_FILE
-from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.settings import ConnectionSettings
 
 pytestmark = pytest.mark.anyio
 
