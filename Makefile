@@ -21,7 +21,7 @@ VSIX_LINUX := $(EXT)/dist/host-bridge-linux-x64-$(EXTVER).vsix
 VSIX_TARGETS := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
 PACKAGE := PYTHON=$(CURDIR)/$(BIN)/python $(EXT)/scripts/package.sh
 
-.PHONY: install tools run test lint typecheck unit bench compat compat-layouts compat-fast clean protocol extension-js extension extensions-all extension-test e2e FORCE
+.PHONY: install tools run test lint typecheck unit bench compat compat-layouts compat-fast clean protocol extension-js extension extensions-all extension-test e2e conformance FORCE
 
 # A .venv whose Python is older than $(MIN_PYTHON) (or gone) is rebuilt, with everything installed in it.
 VENV_STALE := $(shell [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' >/dev/null 2>&1 && echo yes)
@@ -141,6 +141,12 @@ e2e: extension $(E2ENPM)
 	cd $(E2E) && npx tsc --noEmit -p .
 	cd $(E2E) && HOST_BRIDGE_VSIX=$(CURDIR)/$(VSIX_LINUX) HOST_BRIDGE_PYTHON=$(CURDIR)/$(BIN)/python npx playwright test
 
+# The MCP conformance suite's client scenarios (initialize, tools_call, the auth and 2025-03-26 suites) with
+# `host-bridge connect` as the client: Node 24 into ~/.cache/host-bridge-e2e once, the suite pinned in
+# tests/conformance/package-lock.json (tests/conformance/run.sh). Two to five minutes on a two-core machine.
+conformance: install
+	PYTHON=$(CURDIR)/$(BIN)/python tests/conformance/run.sh
+
 run: $(RUNSTAMP)
 	$(BIN)/host-bridge connect --list .
 
@@ -167,3 +173,4 @@ bench: install
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache tests/peers/node_modules $(EXT)/node_modules $(EXT)/dist $(EXT)/python
 	rm -rf $(E2E)/node_modules $(E2E)/.run $(E2E)/test-results $(E2E)/screenshots
+	rm -rf tests/conformance/node_modules tests/conformance/results

@@ -18,6 +18,8 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from host_bridge.auth.flow import AuthSettings, NoSignIn, SignInPrompt, SignIns
+from host_bridge.auth.vault import SecretVault, default_vault
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.consent.watch import StoreWatcher
@@ -44,6 +46,8 @@ class CoreSettings:
     """Pick up consent changes made by other processes (other windows, the terminal)."""
     lock_timeout: float = 5.0
     """Seconds a consent write waits for another process holding the store's lock."""
+    auth: AuthSettings = field(default_factory=AuthSettings)
+    """How sign-ins to http servers behave."""
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,17 @@ async def open_core(
     settings: CoreSettings | None = None,
     audit: AuditLog | None = None,
     policy: ConsentPolicy | None = None,
+    sign_in: SignInPrompt | None = None,
+    vault: SecretVault | None = None,
 ) -> AsyncGenerator[Core]:
     """Build and run the core over ``storage_dir``; on exit stop every server and background task.
 
     ``events`` hears what the hub reports; ``audit`` records every ``roots/list`` answer (default: ``audit.jsonl``
     in ``storage_dir``). A consent store that cannot be used is logged and fails closed (nothing persisted is
     shared); :attr:`ConsentStore.problem` says why. ``policy`` is one already built over a store loaded from
-    ``storage_dir`` (the terminal asks before its event loop starts); by default one is built here.
+    ``storage_dir`` (the terminal asks before its event loop starts); by default one is built here. ``sign_in`` puts
+    an http server's sign-in to the user (by default nobody is asked: such a server then needs a sign-in); ``vault``
+    keeps the tokens (by default the OS keyring, else ``tokens.json`` in ``storage_dir``).
     """
     settings = settings or CoreSettings()
     if policy is None:
@@ -103,6 +111,9 @@ async def open_core(
         audit=audit if audit is not None else AuditLog(os.fspath(storage_dir)),
         connection_settings=settings.connection,
         resource_settings=settings.resources,
+        sign_ins=SignIns(
+            vault if vault is not None else default_vault(storage_dir), sign_in or NoSignIn(), settings.auth
+        ),
     )
     async with anyio.create_task_group() as tasks:
         await tasks.start(hub.run)

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from host_bridge.wire import WireModel
 
@@ -20,6 +20,32 @@ TransportKind = Literal["stdio", "http"]
 
 _FORMAT = 1
 """Bumped whenever the canonical form changes; part of the hashed text so old and new never collide."""
+
+
+class OAuthSettings(WireModel):
+    """How host_bridge signs in to an http server (its entry's ``"oauth"`` object); every field is optional.
+
+    Without any, host_bridge registers itself with the authorization server when the server asks for a sign-in.
+    """
+
+    client_id: str | None = None
+    """A client registered beforehand with the authorization server (no dynamic registration then)."""
+    client_secret: SecretStr | None = None
+    """That client's secret (write ``${env:NAME}`` rather than the secret itself); sent with HTTP Basic."""
+    client_metadata_url: str | None = None
+    """An ``https://`` URL of a client ID metadata document describing host_bridge, used as the client ID where the
+    authorization server supports them."""
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
+    """The loopback port the sign-in comes back to (a pre-registered client's redirect URI names one)."""
+
+    def canonical(self) -> dict[str, object]:
+        """The fields as the fingerprint hashes them (the secret's value only enters the hash)."""
+        return {
+            "clientId": self.client_id,
+            "clientSecret": self.client_secret.get_secret_value() if self.client_secret else None,
+            "clientMetadataUrl": self.client_metadata_url,
+            "callbackPort": self.callback_port,
+        }
 
 
 class LaunchSpec(WireModel):
@@ -46,6 +72,8 @@ class LaunchSpec(WireModel):
     """The server's own network setting (stdio); ``None`` follows the user's default."""
     unix_sockets: Literal["allow", "refuse"] | None = None
     """Whether it may reach other programs' UNIX sockets (stdio; only the user's own settings can allow it)."""
+    oauth: OAuthSettings | None = None
+    """How an http server is signed in to; another client or account is another identity, with its own tokens."""
 
 
 def fingerprint(spec: LaunchSpec) -> str:
@@ -54,7 +82,7 @@ def fingerprint(spec: LaunchSpec) -> str:
     Environment variables are ordered by name; header names are compared case-insensitively, as HTTP
     does. Values (which may hold secrets) only enter the hash, never the result.
     """
-    canonical = {
+    canonical: dict[str, object] = {
         "format": _FORMAT,
         "transport": spec.transport,
         "command": spec.command,
@@ -71,5 +99,7 @@ def fingerprint(spec: LaunchSpec) -> str:
         canonical["network"] = spec.network
     if spec.unix_sockets is not None:
         canonical["unixSockets"] = spec.unix_sockets
+    if spec.oauth is not None:
+        canonical["oauth"] = spec.oauth.canonical()
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -258,7 +258,7 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
         help="folders to look for candidates in; their .vscode/mcp.json and .mcp.json servers are used too "
         "(default: .)",
     )
-    _server_arguments(connect, what="the server --list and --read ask")
+    _server_arguments(connect, what="the server --list, --read, --tools and --call ask")
     connect.add_argument(
         "--allow", action="append", default=[], metavar="PATH", help="share this folder with every server"
     )
@@ -273,6 +273,11 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
     connect.add_argument("--read", metavar="URI", help="print the contents of a resource")
     connect.add_argument(
         "--output", metavar="FILE", help="with --read: save the contents in FILE, binary ones as bytes"
+    )
+    connect.add_argument("--tools", action="store_true", help="list the servers' tools")
+    connect.add_argument("--call", metavar="TOOL", help="call a tool (of --server-id, or the first server that has it)")
+    connect.add_argument(
+        "--arguments", metavar="JSON", default="{}", help="with --call: the tool's arguments as a JSON object"
     )
     connect.add_argument("--follow", action="store_true", help="print resource changes and logs until Ctrl-C")
     connect.add_argument(
@@ -354,6 +359,17 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
             change.add_argument("targets", nargs="+", metavar="SERVER", help="handles or ids of running servers")
         else:
             change.add_argument("targets", nargs="+", metavar="TARGET", help=targets_help)
+    sign_out = actions.add_parser(
+        "sign-out",
+        help="forget the sign-in (tokens) kept for http servers, so they ask you to sign in again",
+        description="Forget the sign-in (tokens and client registration) host_bridge keeps for servers: those named "
+        "by handle or by id in a running sidecar, else the http servers described (--server, --config, the "
+        "folders' own config files). A sign-in kept by VS Code is signed out from Manage Shared Folders.",
+    )
+    _server_arguments(sign_out, what="only this server (default: every http server named)")
+    sign_out.add_argument(
+        "targets", nargs="*", metavar="TARGET", help="a server's handle or its id in a running sidecar; or folders"
+    )
     consent.set_defaults(handler=_consent)
 
 

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from host_bridge.consent.fingerprint import LaunchSpec, TransportKind, fingerprint
+from host_bridge.consent.fingerprint import LaunchSpec, OAuthSettings, TransportKind, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
 from host_bridge.hub.loops import attach_loop
 from host_bridge.hub.models import ConfiguredServer, EnvVar, ServerRef
@@ -155,6 +155,21 @@ class _Entry(BaseModel):
     sandbox: str | None = None
     network: str | None = None
     unix_sockets: str | None = Field(default=None, alias="unixSockets")
+    oauth: _OAuthEntry | None = None
+
+
+class _OAuthEntry(BaseModel):
+    """An http entry's ``"oauth"`` object as written."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    client_id: str | None = Field(default=None, alias="clientId")
+    client_secret: str | None = Field(default=None, alias="clientSecret")
+    client_metadata_url: str | None = Field(default=None, alias="clientMetadataUrl")
+    callback_port: int | None = Field(default=None, alias="callbackPort", ge=1, le=65535)
+
+
+_Entry.model_rebuild()
 
 
 @dataclass(frozen=True)
@@ -301,6 +316,8 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
         cwd = os.path.normpath(os.path.join(base, cwd))
     command = _expand(entry.command, context)
     args = tuple(_expand(_scalar(a), context, launch_time=True) for a in entry.args)
+    if entry.oauth is not None:
+        raise _EntryError("\"oauth\" applies to http servers; remove it")
     if entry.sandbox not in (None, "enforce", "off"):
         raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
     if entry.network not in (None, "on", "off"):
@@ -366,7 +383,30 @@ def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspa
     headers = {name: _expand(value, context) for name, value in entry.headers.items()}
     return ServerConfig(
         id=server_id, label=server_id, source=source, transport="http", url=url, headers=headers,
-        workspace_defined=workspace, origin=context.origin, env_references=tuple(sorted(context.references)),
+        workspace_defined=workspace, origin=context.origin, oauth=_oauth(entry.oauth, context),
+        env_references=tuple(sorted(context.references)),
+    )
+
+
+def _oauth(entry: _OAuthEntry | None, context: _Context) -> OAuthSettings | None:
+    if entry is None:
+        return None
+    metadata_url = _expand(entry.client_metadata_url, context) if entry.client_metadata_url else None
+    if metadata_url is not None:
+        parts = urlsplit(metadata_url)
+        if parts.scheme != "https" or parts.path in ("", "/"):
+            raise _EntryError(
+                f"oauth.clientMetadataUrl {metadata_url!r} must be an https:// URL with a path (the client ID metadata "
+                "document)"
+            )
+    secret = _expand(entry.client_secret, context) if entry.client_secret else None
+    if secret and not entry.client_id:
+        raise _EntryError("oauth.clientSecret needs oauth.clientId (the client it belongs to)")
+    return OAuthSettings(
+        client_id=_expand(entry.client_id, context) if entry.client_id else None,
+        client_secret=secret or None,  # pyright: ignore[reportArgumentType]  (pydantic makes it a SecretStr)
+        client_metadata_url=metadata_url,
+        callback_port=entry.callback_port,
     )
 
 

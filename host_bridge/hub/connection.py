@@ -23,13 +23,17 @@ from typing import Any, Protocol
 import anyio
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
+from mcp.client.auth import OAuthFlowError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from host_bridge import __version__
+from host_bridge.auth.flow import ServerAuth
+from host_bridge.auth.loopback import SignInError
+from host_bridge.auth.urls import OAuthAddressError
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.launch import Launch
-from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, ServerStatus, SharedRoot
+from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, ServerStatus, SharedRoot, SignInStatus
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports.base import Streams, Transport
 from host_bridge.roots import Root, VisibleThrough
@@ -143,6 +147,10 @@ class ServerConnection:
         """When refusals were last reported (at most :data:`REFUSALS_PER_MINUTE` a minute)."""
         self._answered: tuple[Root, ...] | None = None
         """What the last ``roots/list`` answer contained."""
+        self._handshake: anyio.CancelScope | None = None
+        """The handshake's deadline, lifted while the user signs in."""
+        if transport.sign_in is not None:
+            transport.sign_in.on_change = self._sign_in_changed
 
     @property
     def start_failure(self) -> StartDiagnosis | None:
@@ -160,6 +168,11 @@ class ServerConnection:
         """How its process was last started (its folders and sandbox), by its transport; ``None`` for a server
         host_bridge does not start, or before its first start."""
         return self.transport.launch
+
+    @property
+    def sign_in(self) -> ServerAuth | None:
+        """Its sign-in, by its transport (an http server that may ask for one); ``None`` for every other server."""
+        return self.transport.sign_in
 
     @property
     def client(self) -> Client:
@@ -189,6 +202,7 @@ class ServerConnection:
             roots_asked_at=self.roots_asked_at,
             reach=self._reach(),
             sandbox=self.transport.sandbox(),
+            sign_in=self._sign_in_status(),
         )
 
     def _reach(self) -> tuple[Reach, ...]:
@@ -393,8 +407,12 @@ class ServerConnection:
             **self._events.client_options(self),
         )
         with anyio.CancelScope(deadline=anyio.current_time() + self.settings.initialize_timeout) as handshake:
+            self._handshake = handshake
             async with client:
                 handshake.deadline = math.inf
+                self._handshake = None
+                if self.transport.sign_in is not None:
+                    self.transport.sign_in.signed_in()
                 if self._restart_requested or self._stop_requested:
                     # Asked for during the handshake (its folders changed, and its command line or sandbox holds
                     # them): this process is never reported running, with folders it was not started with.
@@ -450,6 +468,32 @@ class ServerConnection:
                 self._lose(f"sent more than {self.settings.malformed_budget} malformed messages in a minute")
             return
         self._events.notification(self, message)
+
+    def _sign_in_status(self) -> SignInStatus | None:
+        sign_in = self.transport.sign_in
+        if sign_in is None or sign_in.state is None:
+            return None
+        return SignInStatus(state=sign_in.state, message=sign_in.message)
+
+    def _sign_in_changed(self) -> None:
+        """The sign-in's state changed: status says so; the handshake waits for as long as the user signs in."""
+        sign_in, handshake = self.transport.sign_in, self._handshake
+        if sign_in is not None and handshake is not None:
+            if sign_in.state == "waiting":
+                handshake.deadline = math.inf
+            elif math.isinf(handshake.deadline):
+                handshake.deadline = anyio.current_time() + self.settings.initialize_timeout
+        self._events.state_changed(self)
+
+    async def sign_out(self) -> bool:
+        """Forget this server's kept sign-in and start it again (it then asks for a sign-in); whether there was one."""
+        sign_in = self.transport.sign_in
+        if sign_in is None:
+            return False
+        forgotten = await sign_in.sign_out()
+        if self.state is not ServerState.STOPPED:
+            self.restart()
+        return forgotten
 
     def _lose(self, reason: str) -> None:
         if self._lost is None:
@@ -542,7 +586,8 @@ def _root_cause(error: BaseException) -> BaseException:
             pending.extend(current.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         else:
             leaves.append(current)
-    for preferred in (_PermanentFailure, _Crash, RuntimeError, MCPError, OSError):
+    preferences = (_PermanentFailure, _Crash, SignInError, OAuthFlowError, OAuthAddressError, RuntimeError, MCPError)
+    for preferred in (*preferences, OSError):
         for leaf in leaves:
             if isinstance(leaf, preferred):
                 return leaf

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx2
@@ -142,17 +142,33 @@ def body_cap(server: str, limit: int) -> Any:
     return cap
 
 
+RequestHook = Callable[[httpx2.Request], Awaitable[None]]
+"""An ``httpx`` request hook: raising refuses the request."""
+
+
 @contextlib.asynccontextmanager
 async def http_transport(
-    url: str, headers: dict[str, str], timeout: float, *, server: str, max_body_bytes: int, limits: AnswerLimits
+    url: str,
+    headers: dict[str, str],
+    timeout: float,
+    *,
+    server: str,
+    max_body_bytes: int,
+    limits: AnswerLimits,
+    auth: Callable[[], Awaitable[httpx2.Auth]] | None = None,
+    request_hooks: tuple[RequestHook, ...] = (),
 ) -> AsyncGenerator[Any]:
     """Streamable HTTP to ``url`` with our headers and timeouts, bodies capped at ``max_body_bytes`` decoded bytes
-    and answers checked against ``limits``; the SDK does not close a client it was given, so this does."""
+    and answers checked against ``limits``; the SDK does not close a client it was given, so this does.
+
+    ``auth`` makes the ``httpx`` auth flow (the OAuth sign-in, :mod:`host_bridge.auth`) for this connection;
+    ``request_hooks`` see every request, the auth flow's own included, before it is sent."""
     async with (
         httpx2.AsyncClient(
             headers=headers,
             timeout=httpx2.Timeout(timeout, read=300.0),
-            event_hooks={"response": [body_cap(server, max_body_bytes)]},
+            auth=await auth() if auth is not None else None,
+            event_hooks={"request": list(request_hooks), "response": [body_cap(server, max_body_bytes)]},
         ) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):

@@ -21,6 +21,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPError
 
+from host_bridge.auth.flow import SignIns
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
@@ -87,6 +88,7 @@ class Hub:
         audit: AuditLog | None = None,
         connection_settings: ConnectionSettings | None = None,
         resource_settings: ResourceSettings | None = None,
+        sign_ins: SignIns | None = None,
     ) -> None:
         self.policy = policy
         """Consent, including trust of workspace-defined servers."""
@@ -103,6 +105,8 @@ class Hub:
         self._events = events
         self._audit = audit
         self._connection_settings = connection_settings or ConnectionSettings()
+        self.sign_ins = sign_ins
+        """Where http servers' sign-ins are kept and how the user is asked (``None``: servers never sign in)."""
         self._connections: dict[str, ServerConnection] = {}
         """Server id → its connection, in configuration order."""
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -195,6 +199,12 @@ class Hub:
                 connection.stop()
                 connection = self._connections[server_id] = self._new_connection(connection.config)
             self._hold_untrusted(connection)
+
+    async def sign_out(self, server_id: str) -> bool:
+        """Forget what is kept of ``server_id``'s sign-in; a running server is started again and asks anew.
+
+        Whether a sign-in was kept."""
+        return await self.connection(server_id).sign_out()
 
     def restart(self, server_id: str, *, sandbox: SandboxSetting | None = None) -> None:
         """Restart a server now (also one that gave up after repeated crashes).
@@ -373,6 +383,7 @@ class Hub:
             allowed_read=lambda: self.policy.read_only_paths(config.identity),
             workspace_folders=self._candidate_paths,
             shared_read_only=lambda: self.policy.shared_read_only(config.identity),
+            sign_ins=self.sign_ins,
         )
         return ServerConnection(
             config,

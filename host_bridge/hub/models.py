@@ -140,6 +140,16 @@ class SandboxState(WireModel):
     was refused where they can be known, and the actions offered (cleared once it runs)."""
 
 
+class SignInStatus(WireModel):
+    """Where an http server's sign-in stands (``ServerStatus.signIn``); never a token."""
+
+    state: Literal["signedIn", "waiting", "required"]
+    """``signedIn``: host_bridge holds tokens for it; ``waiting``: the user was sent to sign in and host_bridge waits
+    for the browser to come back; ``required``: it needs a sign-in and none is under way (restart it to sign in)."""
+    message: str | None = None
+    """What happened and what to do, in words for a person."""
+
+
 class ServerStatus(ServerRef):
     """A server as the editor sees it (docs/protocol.md ``ServerStatus``)."""
 
@@ -164,3 +174,5 @@ class ServerStatus(ServerRef):
     """How the shared folders reach it now."""
     sandbox: SandboxState | None = None
     """Its OS sandbox (stdio servers)."""
+    sign_in: SignInStatus | None = None
+    """Its sign-in (http servers that asked for one)."""

@@ -11,6 +11,8 @@ from typing import Any
 
 import anyio
 
+from host_bridge.auth.flow import SignInPrompt
+from host_bridge.auth.vault import FileVault
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import ServerConfig, load_servers
@@ -127,10 +129,13 @@ async def running_hub(
     connection_settings: ConnectionSettings | None = None,
     resource_settings: ResourceSettings | None = None,
     sandbox: SandboxSetting = "off",
+    sign_in: SignInPrompt | None = None,
 ) -> AsyncIterator[Harness]:
     """Start the core (as every host does) with real consent storage; stops every server on exit.
 
     The OS sandbox is off unless asked for: the fixture servers write their records outside their shared folders.
+    Sign-in tokens are kept in ``storage``'s ``tokens.json`` (never the OS keyring); ``sign_in`` puts sign-ins to the
+    test (by default none can be made).
     """
     recorder = Recorder()
     connection = connection_settings or ConnectionSettings(initialize_timeout=20, request_timeout=20)
@@ -139,7 +144,7 @@ async def running_hub(
         resources=resource_settings or ResourceSettings(),
         roots_poll_interval=None,
     )
-    async with open_core(storage, recorder, settings=settings) as core:
+    async with open_core(storage, recorder, settings=settings, sign_in=sign_in, vault=FileVault(storage)) as core:
         core.registry.set_candidates(candidates)
         await core.hub.configure(servers)
         yield Harness(core.hub, core.policy, core.registry, recorder, storage)

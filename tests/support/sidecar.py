@@ -103,13 +103,21 @@ class BridgeClient(LanguageClient):
         """The action title ``window/showMessageRequest`` is answered with."""
         self.answer_message: MessageAnswer = lambda _params: self.message_answer
         """How ``window/showMessageRequest`` is answered (default: with :attr:`message_answer`)."""
+        self.sign_ins: list[dict[str, Any]] = []
+        """Every ``hostBridge/signIn`` request."""
+        self.answer_sign_in: Callable[[dict[str, Any]], Awaitable[bool]] | None = None
+        """How ``hostBridge/signIn`` is answered (``opened``); by default not now."""
+        self.browse: Callable[[str], Awaitable[None]] | None = None
+        """What ``window/showDocument`` with ``external`` does with the address (a test's browser); none: nothing."""
+        self.secrets: dict[str, str] = {}
+        """What the sidecar keeps in this editor's secret storage (``hostBridge/getSecret``, ``storeSecret``)."""
         self._arrived = asyncio.Event()
 
     @classmethod
     def create(cls) -> BridgeClient:
         """pytest-lsp's default handlers (but our own log recorder) plus the hostBridge ones."""
         client = cls(converter_factory=raw_json_converter)
-        own = (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE)
+        own = (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.WINDOW_SHOW_DOCUMENT)
         defaults = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in own}
         register_lsp_features(client, defaults)
 
@@ -144,6 +152,34 @@ class BridgeClient(LanguageClient):
             ls.poke()
             answer = ls.answer_consent(params)
             return await answer if inspect.isawaitable(answer) else answer
+
+        @client.feature("hostBridge/signIn")
+        async def sign_in(ls: BridgeClient, params: dict[str, Any]) -> dict[str, Any]:
+            ls.sign_ins.append(params)
+            ls.poke()
+            opened = await ls.answer_sign_in(params) if ls.answer_sign_in is not None else False
+            return {"opened": opened}
+
+        @client.feature(types.WINDOW_SHOW_DOCUMENT)
+        async def show_document(ls: BridgeClient, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+            ls.shown_documents.append(params)
+            ls.poke()
+            if params.external and ls.browse is not None:
+                await ls.browse(params.uri)
+            return types.ShowDocumentResult(success=True)
+
+        @client.feature("hostBridge/getSecret")
+        def get_secret(ls: BridgeClient, params: dict[str, Any]) -> dict[str, Any]:
+            value = ls.secrets.get(params["key"])
+            return {"value": value} if value is not None else {}
+
+        @client.feature("hostBridge/storeSecret")
+        def store_secret(ls: BridgeClient, params: dict[str, Any]) -> None:
+            if params.get("value") is None:
+                ls.secrets.pop(params["key"], None)
+            else:
+                ls.secrets[params["key"]] = params["value"]
+            ls.poke()
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def show_message_request(
@@ -198,11 +234,19 @@ class BridgeClient(LanguageClient):
         return await self.protocol.send_request_async(method, params if params is not None else {})
 
     async def start_session(
-        self, folders: list[Path] | list[str], options: dict[str, Any], *, consent_ui: bool = False
+        self,
+        folders: list[Path] | list[str],
+        options: dict[str, Any],
+        *,
+        consent_ui: bool = False,
+        sign_in: bool = False,
+        secret_storage: bool = False,
     ) -> types.InitializeResult:
         """``initialize`` + ``initialized`` as an editor would send them; a folder given as a string is a URI sent
-        as it is (a path is sent as its canonical URI)."""
-        experimental = {"hostBridge": {"consentUi": True}} if consent_ui else None
+        as it is (a path is sent as its canonical URI). The flags declare the editor's ``experimental.hostBridge``
+        capabilities."""
+        declared = {"consentUi": consent_ui, "signIn": sign_in, "secretStorage": secret_storage}
+        experimental = {"hostBridge": {k: True for k, v in declared.items() if v}} if any(declared.values()) else None
         capabilities = types.ClientCapabilities(
             experimental=experimental,
             window=types.WindowClientCapabilities(

@@ -8,6 +8,7 @@ import { ResponseError } from "vscode-languageclient";
 import type { LanguageClient } from "vscode-languageclient/node";
 import { OpenPickers } from "./ui/openPickers";
 import * as protocol from "./protocol";
+import { askSignIn, getSecret, storeSecret } from "./signIn/signIn";
 import { errorMessage, product } from "./text";
 
 /** Handles `hostBridge/askConsent`; set by the consent feature. */
@@ -184,6 +185,11 @@ export class Ctx implements vscode.Disposable {
         }
         return this.consentHandler(params, token);
       }),
+      client.onRequest(protocol.signIn, (params) =>
+        current() ? askSignIn(params, this.log) : Promise.resolve({ opened: false }),
+      ),
+      client.onRequest(protocol.getSecret, (params) => getSecret(this.extension.secrets, params)),
+      client.onRequest(protocol.storeSecret, (params) => storeSecret(this.extension.secrets, params)),
     );
   }
 

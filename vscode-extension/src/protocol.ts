@@ -269,6 +269,18 @@ export interface SandboxState {
   startFailure?: StartDiagnosis;
 }
 
+/** `hostBridge/getSecret` params (sidecar → editor): a value the editor keeps in its secret storage. */
+export interface SecretParams {
+  /** Opaque key (a server identity's key). */
+  key: string;
+}
+
+/** `hostBridge/getSecret` result. */
+export interface SecretResult {
+  /** The value kept under the key; absent when there is none. */
+  value?: string;
+}
+
 /** `hostBridge/resourcesChanged` params. */
 export interface ServerNotification {
   /** Server id. */
@@ -344,6 +356,8 @@ export interface ServerStatus extends ServerRef {
   reach: ("roots" | "launch" | "sandbox")[];
   /** Its OS sandbox (stdio servers). */
   sandbox?: SandboxState;
+  /** Its sign-in (http servers that asked for one). */
+  signIn?: SignInStatus;
 }
 
 /** `hostBridge/setConsent` params. */
@@ -376,6 +390,36 @@ export interface SharedRoot {
   name?: string;
 }
 
+/** `hostBridge/signIn` params (sidecar → editor): show the user where to sign in to a server. */
+export interface SignInParams {
+  /** Server id. */
+  server: string;
+  /** The server's display name. */
+  label: string;
+  /** The authorization server's sign-in address; always `https://`, or `http://` on the loopback (checked by the sidecar; an editor may check it again before opening it). */
+  url: string;
+}
+
+/** `hostBridge/signIn` result. */
+export interface SignInResult {
+  /** The user chose to sign in and the address was opened; `false`: not now (the server then needs a sign-in until it is started again). The sign-in completes when the browser comes back to the sidecar's loopback listener, not with this answer. */
+  opened: boolean;
+}
+
+/** Where an http server's sign-in stands (`ServerStatus.signIn`); never a token. */
+export interface SignInStatus {
+  /** `signedIn`: host_bridge holds tokens for it; `waiting`: the user was sent to sign in and host_bridge waits for the browser to come back; `required`: it needs a sign-in and none is under way (restart it to sign in). */
+  state: "signedIn" | "waiting" | "required";
+  /** What happened and what to do, in words for a person. */
+  message?: string;
+}
+
+/** `hostBridge/signOut` result. */
+export interface SignOutResult {
+  /** A sign-in was kept and is now forgotten (`false`: there was none). */
+  signedOut: boolean;
+}
+
 /** A sandboxed server failed during start-up: that the sandbox may be the cause, what it refused, what to do. */
 export interface StartDiagnosis {
   /** One sentence for status, the notification and the terminal. */
@@ -398,6 +442,14 @@ export interface StatusResult {
   candidates: Candidate[];
   /** `false` when answered before the workspace was first read (a slow or hostile repository): servers and candidates may still be missing; ask again (`hostBridge/serverChanged` reports each server as it comes). */
   ready: boolean;
+}
+
+/** `hostBridge/storeSecret` params (sidecar → editor). */
+export interface StoreSecretParams {
+  /** Opaque key (a server identity's key). */
+  key: string;
+  /** The value to keep; absent: forget the key. */
+  value?: string;
 }
 
 /** `hostBridge/subscribe` and `hostBridge/unsubscribe` params. */
@@ -449,7 +501,11 @@ export const Methods = {
   unsubscribe: "hostBridge/unsubscribe",
   setConsent: "hostBridge/setConsent",
   restartServer: "hostBridge/restartServer",
+  signOut: "hostBridge/signOut",
   askConsent: "hostBridge/askConsent",
+  signIn: "hostBridge/signIn",
+  getSecret: "hostBridge/getSecret",
+  storeSecret: "hostBridge/storeSecret",
   serverChanged: "hostBridge/serverChanged",
   resourcesChanged: "hostBridge/resourcesChanged",
   resourceUpdated: "hostBridge/resourceUpdated",
@@ -489,8 +545,16 @@ export const unsubscribe = new RequestType<SubscriptionParams, null, void>("host
 export const setConsent = new RequestType<SetConsentParams, SetConsentResult, void>("hostBridge/setConsent");
 /** `hostBridge/restartServer` (editor → sidecar). */
 export const restartServer = new RequestType<ServerParams, null, void>("hostBridge/restartServer");
+/** `hostBridge/signOut` (editor → sidecar). */
+export const signOut = new RequestType<ServerParams, SignOutResult, void>("hostBridge/signOut");
 /** `hostBridge/askConsent` (sidecar → editor). */
 export const askConsent = new RequestType<AskConsentParams, AskConsentResult, void>("hostBridge/askConsent");
+/** `hostBridge/signIn` (sidecar → editor). */
+export const signIn = new RequestType<SignInParams, SignInResult, void>("hostBridge/signIn");
+/** `hostBridge/getSecret` (sidecar → editor). */
+export const getSecret = new RequestType<SecretParams, SecretResult, void>("hostBridge/getSecret");
+/** `hostBridge/storeSecret` (sidecar → editor). */
+export const storeSecret = new RequestType<StoreSecretParams, null, void>("hostBridge/storeSecret");
 /** `hostBridge/serverChanged` (sidecar → editor). */
 export const serverChanged = new NotificationType<ServerStatus>("hostBridge/serverChanged");
 /** `hostBridge/resourcesChanged` (sidecar → editor). */

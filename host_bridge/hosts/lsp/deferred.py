@@ -43,12 +43,20 @@ async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
     reach the editor and the features through :class:`~host_bridge.hosts.lsp.features.events.EditorEvents`."""
     from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
+    from host_bridge.hosts.lsp.features.signin import EditorSignIn, EditorVault, declares
     from host_bridge.hub.settings import ConnectionSettings
     from host_bridge.storage import default_storage_dir
 
     options = server.options
     settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
-    async with open_core(options.storage_dir or default_storage_dir(), EditorEvents(server), settings=settings) as core:
+    vault = EditorVault(server) if declares(server, "secretStorage") else None
+    async with open_core(
+        options.storage_dir or default_storage_dir(),
+        EditorEvents(server),
+        settings=settings,
+        sign_in=EditorSignIn(server),
+        vault=vault,
+    ) as core:
         yield core
 
 

@@ -41,12 +41,18 @@ if TYPE_CHECKING:
         ListResourceTemplatesResult,
         ReadResourceParams,
         ResourceUpdatedNotification,
+        SecretParams,
+        SecretResult,
         ServerNotification,
         ServerParams,
         SetConsentParams,
         SetConsentResult,
+        SignInParams,
+        SignInResult,
+        SignOutResult,
         StatusParams,
         StatusResult,
+        StoreSecretParams,
         SubscriptionParams,
     )
     from host_bridge.hub.models import ServerStatus
@@ -146,7 +152,11 @@ SUBSCRIBE: Request[SubscriptionParams, None] = Request("hostBridge/subscribe", T
 UNSUBSCRIBE: Request[SubscriptionParams, None] = Request("hostBridge/unsubscribe", TO_SIDECAR)
 SET_CONSENT: Request[SetConsentParams, SetConsentResult] = Request("hostBridge/setConsent", TO_SIDECAR)
 RESTART_SERVER: Request[ServerParams, None] = Request("hostBridge/restartServer", TO_SIDECAR)
+SIGN_OUT: Request[ServerParams, SignOutResult] = Request("hostBridge/signOut", TO_SIDECAR)
 ASK_CONSENT: Request[AskConsentParams, AskConsentResult] = Request("hostBridge/askConsent", TO_EDITOR)
+SIGN_IN: Request[SignInParams, SignInResult] = Request("hostBridge/signIn", TO_EDITOR)
+GET_SECRET: Request[SecretParams, SecretResult] = Request("hostBridge/getSecret", TO_EDITOR)
+STORE_SECRET: Request[StoreSecretParams, None] = Request("hostBridge/storeSecret", TO_EDITOR)
 SERVER_CHANGED: Notification[ServerStatus] = Notification("hostBridge/serverChanged", TO_EDITOR)
 RESOURCES_CHANGED: Notification[ServerNotification] = Notification("hostBridge/resourcesChanged", TO_EDITOR)
 RESOURCE_UPDATED: Notification[ResourceUpdatedNotification] = Notification("hostBridge/resourceUpdated", TO_EDITOR)

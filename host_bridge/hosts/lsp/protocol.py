@@ -99,6 +99,57 @@ class ServerParams(WireModel):
     """Server id."""
 
 
+class SignOutResult(WireModel):
+    """``hostBridge/signOut`` result."""
+
+    signed_out: bool
+    """A sign-in was kept and is now forgotten (``false``: there was none)."""
+
+
+class SignInParams(WireModel):
+    """``hostBridge/signIn`` params (sidecar → editor): show the user where to sign in to a server."""
+
+    server: str
+    """Server id."""
+    label: str
+    """The server's display name."""
+    url: str
+    """The authorization server's sign-in address; always ``https://``, or ``http://`` on the loopback (checked by
+    the sidecar; an editor may check it again before opening it)."""
+
+
+class SignInResult(WireModel):
+    """``hostBridge/signIn`` result."""
+
+    opened: bool
+    """The user chose to sign in and the address was opened; ``false``: not now (the server then needs a sign-in
+    until it is started again). The sign-in completes when the browser comes back to the sidecar's loopback
+    listener, not with this answer."""
+
+
+class SecretParams(WireModel):
+    """``hostBridge/getSecret`` params (sidecar → editor): a value the editor keeps in its secret storage."""
+
+    key: str
+    """Opaque key (a server identity's key)."""
+
+
+class SecretResult(WireModel):
+    """``hostBridge/getSecret`` result."""
+
+    value: str | None = None
+    """The value kept under the key; absent when there is none."""
+
+
+class StoreSecretParams(WireModel):
+    """``hostBridge/storeSecret`` params (sidecar → editor)."""
+
+    key: str
+    """Opaque key (a server identity's key)."""
+    value: str | None = None
+    """The value to keep; absent: forget the key."""
+
+
 class ListResourcesParams(WireModel):
     """``hostBridge/listResources`` params."""
 

@@ -1,4 +1,4 @@
-"""``host-bridge consent list|allow|deny|forget|let-read|trust|untrust``: saved decisions, read and changed here.
+"""``host-bridge consent list|allow|deny|forget|let-read|trust|untrust|sign-out``: saved decisions, from a terminal.
 
 The same store ``connect`` and the editor sidecars use, with the same identities: a decision belongs to a server as
 defined (where, its id, its launch configuration). ``list`` shows every saved decision and every server a running
@@ -18,6 +18,9 @@ workspace-defined server waiting for it. ``let-read`` shares nothing: it lets a 
 refused at start (a package or runtime folder), which is never offered to it as a root; a failed server starts again
 with it.
 
+``sign-out`` forgets the sign-in (tokens and client registration) kept for each server named (a handle, the id of a
+server a running sidecar runs, or the http servers described): that server asks for a sign-in again.
+
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error (nothing is changed).
 """
 
@@ -30,6 +33,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import anyio
+
+from host_bridge.auth.vault import VaultError, default_vault
 from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.consent.store import ConsentStore, ConsentStoreError, RootRecord
@@ -143,6 +149,8 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
         return 1
     policy = ConsentPolicy(store)
     known = Known.gather(store, running_sidecars(storage))
+    if args.action == "sign-out":
+        return _sign_out(args, known, terminal)
     if args.action == "list":
         return _list(args, known, terminal)
     targets = _resolve(args, known, terminal)
@@ -161,6 +169,42 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     for identity, path in targets.records:
         code = max(code, _change(policy, identity, path, args.action, terminal, read_only))
     return code
+
+
+def _sign_out(args: argparse.Namespace, known: Known, terminal: Terminal) -> int:
+    """Forget the sign-in kept for each server named: by handle or running id, else the http servers described."""
+    servers: list[ServerIdentity] = []
+    folders: list[str] = []
+    for text in args.targets:
+        if (identity := known.by_server_handle(text)) is not None:
+            _add(servers, identity)
+        elif os.path.isdir(text):
+            folders.append(named_folder(text, text))
+        elif running := known.running_with_id(text):
+            _add(servers, _one_running(text, running))
+        else:
+            raise UsageError(
+                f"{text!r} is not a folder, a server's handle or the id of a server a running sidecar runs; "
+                "`host-bridge consent list` shows the handles"
+            )
+    if not servers:
+        choice = ServerChoice.from_args(args)
+        described = [s for s in configured_servers(choice, folders, terminal) if choice.server_id in (None, s.id)]
+        for server in described:
+            if server.transport == "http":
+                _add(servers, server.identity)
+        if not servers:
+            raise UsageError("none of the servers named is an http server, and only those sign in")
+    vault = default_vault(args.storage_dir or default_storage_dir())
+    try:
+        for identity in servers:
+            forgot = anyio.run(vault.delete, identity.key)
+            done = "signed out" if forgot else "no sign-in kept"
+            terminal.warn(f"{visible(identity.describe())}: {done}")
+    except VaultError as error:
+        terminal.warn(f"host-bridge consent sign-out: {error}")
+        return 1
+    return 0
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -88,6 +89,12 @@ class ConnectOptions:
     """``allow`` may name ``/`` or the home folder without a question."""
     trust_workspace: bool = False
     """Trust the servers defined in the folders' own config files."""
+    list_tools: bool = False
+    """List every tool."""
+    call: str | None = None
+    """A tool to call."""
+    arguments: dict[str, Any] | None = None
+    """The arguments of ``call``."""
 
     @property
     def server_id(self) -> str | None:
@@ -115,6 +122,9 @@ class ConnectOptions:
             quiet=bool(args.quiet),
             confirm_broad=bool(args.confirm_broad),
             trust_workspace=bool(args.trust_workspace_servers),
+            list_tools=bool(getattr(args, "tools", False)),
+            call=getattr(args, "call", None),
+            arguments=_arguments(getattr(args, "arguments", "{}")),
         )
 
     def check(self) -> None:
@@ -123,8 +133,19 @@ class ConnectOptions:
             raise UsageError("--allow-session applies to --allow PATH; give the folders to share")
         if self.output is not None and self.read is None:
             raise UsageError("--output FILE saves what --read URI reads; add --read URI")
+        if self.arguments is None:
+            raise UsageError("--arguments must be a JSON object, e.g. --arguments '{\"a\": 1}'")
         if self.json and self.follow:
             raise UsageError("--json prints one document at the end, and --follow never ends; use one of them")
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    """``--arguments`` as a JSON object, or ``None`` when it is not one."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
 
 
 def configured_servers(

@@ -68,6 +68,8 @@ from host_bridge.hosts.terminal.prompts import (
     trust,
     untrusted_note,
 )
+from host_bridge.hosts.terminal.signin import TerminalSignIn
+from host_bridge.hosts.terminal.tools import call_tool, list_tools
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import reach_sentence
@@ -124,10 +126,12 @@ class _Document:
     resources: list[dict[str, Any]] | None = None
     templates: list[dict[str, Any]] | None = None
     read: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    call: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         payload: dict[str, Any] = {"servers": self.servers}
-        for name in ("resources", "templates", "read"):
+        for name in ("resources", "templates", "read", "tools", "call"):
             if (value := getattr(self, name)) is not None:
                 payload[name] = value
         return json.dumps(payload, indent=2, ensure_ascii=False)
@@ -140,6 +144,8 @@ def connect(args: argparse.Namespace) -> int:
     if not options.verbose:
         # What the connections log (a crash, a failure) is said on the terminal, with the server's stderr.
         logging.getLogger("host_bridge.hub.connection").setLevel(logging.CRITICAL)
+        # A failed sign-in is said once, with the server's reason; the SDK would add its traceback.
+        logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
     try:
         return run(options, terminal)
     except UsageError as error:
@@ -235,12 +241,15 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     work = anyio.CancelScope()
     code = 0
     settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
-    async with open_core(options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy) as core:
+    sign_in = TerminalSignIn(terminal, on_terminal=is_tty(sys.stdin))
+    async with open_core(
+        options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy, sign_in=sign_in
+    ) as core:
         core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
         core.registry.set_candidates(plan.candidates)
         with work:
             await core.hub.configure(plan.servers)
-            code = await _work(core.hub, events, options, terminal)
+            code = await _work(core.hub, events, options, terminal, sign_in)
         events.closing = True
     if work.cancel_called:
         return 0 if options.follow else INTERRUPTED
@@ -258,14 +267,19 @@ async def _cancel_on_interrupt(scope: anyio.CancelScope, terminal: Terminal) -> 
             return
 
 
-async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, terminal: Terminal) -> int:
+async def _work(
+    hub: Hub, events: TerminalEvents, options: ConnectOptions, terminal: Terminal, sign_in: TerminalSignIn
+) -> int:
     def settled(connection: ServerConnection) -> bool:
         # One that failed before it ever ran (exited at once, unreachable) is not waited for while it retries.
         return connection.state in _SETTLED or (
             connection.last_error is not None and connection.id not in events.ever_running
         )
 
-    await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout)
+    while not await events.wait_for(lambda: all(settled(c) for c in hub.connections), options.timeout):
+        waiting = any(c.sign_in is not None and c.sign_in.state == "waiting" for c in hub.connections)
+        if not sign_in.attended or not waiting:
+            break  # a sign-in someone can act on is waited for (the core bounds it); nothing else is
     events.settling = False
     document = _Document()
     for connection in hub.connections:
@@ -283,6 +297,15 @@ async def _work(hub: Hub, events: TerminalEvents, options: ConnectOptions, termi
         code = max(code, await _list(hub, options, terminal, document))
     if options.read is not None:
         code = max(code, await _read(hub, options, terminal, document))
+    if options.list_tools:
+        listed, document.tools = await list_tools(hub, options.server_id, terminal, as_json=options.json)
+        code = max(code, listed)
+    if options.call is not None:
+        arguments = options.arguments or {}
+        called, document.call = await call_tool(
+            hub, options.server_id, options.call, arguments, terminal, as_json=options.json
+        )
+        code = max(code, called)
     if options.json:
         terminal.result(document.to_json())
     if options.follow:
@@ -300,7 +323,11 @@ def _summary(
     status = next(s for s in hub.statuses() if s.id == connection.id)
     shared = [root_label(Root(uri=r.uri, name=r.name)) for r in status.shared_roots]
     entry: dict[str, Any] = {"id": connection.id, "state": connection.state.value, "sharedFolders": shared}
+    if status.sign_in is not None:
+        entry["signIn"] = status.sign_in.to_wire()
     if connection.state is ServerState.RUNNING:
+        if status.sign_in is not None and status.sign_in.state == "signedIn":
+            terminal.say(f"{name} signed in (`host-bridge consent sign-out` naming this server forgets it)")
         terminal.say(f"{name} shared folders: {', '.join(shared) or 'none'}")
         terminal.say(f"{name} {reach_sentence(status)}")
         if status.sandbox is not None:
@@ -345,6 +372,11 @@ def _why_not(connection: ServerConnection, options: ConnectOptions) -> str:
         return "it waits for you to share a folder (its command line names the shared folders); add --allow PATH"
     if connection.last_error is not None:
         return connection.last_error
+    if connection.sign_in is not None and connection.sign_in.state == "waiting":
+        return (
+            "it needs you to sign in: open the address above in a browser on this machine, then run this again "
+            "(connect waits for a sign-in when it runs on a terminal or could open a browser)"
+        )
     return f"it did not start within {options.timeout:g} s (raise --timeout if it is slow)"
 
 

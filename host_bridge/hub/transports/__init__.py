@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from host_bridge.auth.flow import SignIns
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports.base import Transport
@@ -22,10 +23,12 @@ def transport_for(
     allowed_read: Callable[[], Sequence[str]] = tuple,
     workspace_folders: Callable[[], Sequence[str]] = tuple,
     shared_read_only: Callable[[], Sequence[str]] = tuple,
+    sign_ins: SignIns | None = None,
 ) -> Transport:
     """The transport of ``config``'s server. ``allowed_read`` (the paths the user let it read after a refusal) and
     ``workspace_folders`` (the candidate folders) and ``shared_read_only`` (its folders shared read only) are asked at
-    each start of a server host_bridge runs itself."""
+    each start of a server host_bridge runs itself. ``sign_ins`` signs in to an http server that asks for it (one with
+    an ``Authorization`` header of its own never does)."""
     match config.transport:
         case "stdio":
             return StdioTransport(
@@ -36,4 +39,16 @@ def transport_for(
                 shared_read_only=shared_read_only,
             )
         case "http":
-            return HttpTransport(config, settings)
+            assert config.url is not None
+            own_authorization = any(name.lower() == "authorization" for name in config.headers)
+            sign_in = None
+            if sign_ins is not None and not own_authorization:
+                sign_in = sign_ins.for_server(
+                    server_id=config.id,
+                    label=config.label,
+                    where=config.identity.describe(),
+                    server_url=config.url,
+                    identity_key=config.identity.key,
+                    settings=config.oauth,
+                )
+            return HttpTransport(config, settings, sign_in=sign_in)

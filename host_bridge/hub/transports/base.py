@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from host_bridge.hub.launch import Launch, SandboxSetting
 from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.sandbox.refusals import Refusal
+
+if TYPE_CHECKING:
+    from host_bridge.auth.flow import ServerAuth
 
 Streams = tuple[Any, Any]
 """What ``mcp.Client`` takes from a transport: the stream of messages (or parse errors) from the server, and the
@@ -90,6 +93,12 @@ class Transport(Protocol):
 
     def choose_sandbox(self, setting: SandboxSetting) -> None:
         """The user's sandbox setting for this session (``off`` after a refused start), over the config's."""
+        ...
+
+    @property
+    def sign_in(self) -> ServerAuth | None:
+        """The sign-in of a server that may ask for one (http, without an ``Authorization`` header of its own): its
+        state is part of the server's status; ``None`` for every other server."""
         ...
 
     def permanent_failure(self, error: BaseException) -> str | None:

@@ -40,6 +40,8 @@ class StdioTransport:
 
     closed_request_ends_session = True
     """A closed connection means the process's pipes closed: the session is gone."""
+    sign_in = None
+    """A process on this machine never asks for a sign-in."""
 
     def __init__(
         self,

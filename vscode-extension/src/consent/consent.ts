@@ -176,6 +176,9 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     if (server === undefined) {
       return;
     }
+    if (server.signIn?.state === "signedIn" && (await offerSignOut(ctx, server)) !== "folders") {
+      return;
+    }
     const display = pathDisplay();
     const folders = manageableFolders(status.candidates, server.sharedRoots);
     if (folders.length === 0) {
@@ -270,6 +273,38 @@ async function pickServer(servers: readonly protocol.ServerStatus[]): Promise<pr
  * A multi-select list of folders, checked as the items say. Resolves to the checked URIs on accept,
  * `undefined` on Escape or when `token` is cancelled (the picker is closed then).
  */
+/**
+ * For a server host_bridge is signed in to: manage its folders, or sign out (forget its tokens; it asks for a
+ * sign-in again when it next needs one). `undefined` when the picker was dismissed.
+ */
+async function offerSignOut(ctx: Ctx, server: protocol.ServerStatus): Promise<"folders" | "signedOut" | undefined> {
+  const name = serverName(server);
+  const items: (vscode.QuickPickItem & { action: "folders" | "signOut" })[] = [
+    { label: `$(folder-opened) Folders shared with ${name}…`, action: "folders" },
+    {
+      label: `$(sign-out) Sign out of ${name}`,
+      description: "forget its sign-in; it asks you to sign in again",
+      action: "signOut",
+    },
+  ];
+  const picked = await pickOne(
+    vscode.window.createQuickPick<(typeof items)[number]>(),
+    { title: pickerTitle(`Manage ${name}`), placeholder: "You are signed in to this MCP server", items },
+    NEVER_CANCELLED,
+  );
+  if (picked === undefined) {
+    return undefined;
+  }
+  if (picked.action === "folders") {
+    return "folders";
+  }
+  const result = await ctx.request(protocol.signOut, { server: server.id });
+  void vscode.window.showInformationMessage(
+    product(result.signedOut ? `signed out of ${name}.` : `no sign-in was kept for ${name}.`),
+  );
+  return "signedOut";
+}
+
 async function pickFolders(
   fields: readonly FolderItemFields[],
   title: string,

@@ -34,13 +34,17 @@ import {
 } from "./settingsModel";
 import { errorMessage } from "../text";
 
-/** Declares `experimental.hostBridge.consentUi`: this editor answers `hostBridge/askConsent`. */
+/**
+ * Declares `experimental.hostBridge`: `consentUi` (this editor answers `hostBridge/askConsent`), `signIn`
+ * (`hostBridge/signIn`) and `secretStorage` (`hostBridge/getSecret`, `hostBridge/storeSecret`: sign-in tokens in
+ * VS Code's SecretStorage).
+ */
 const consentUiFeature: StaticFeature = {
   fillClientCapabilities(capabilities) {
     const experimental: unknown = capabilities.experimental;
     capabilities.experimental = {
       ...(typeof experimental === "object" && experimental !== null ? experimental : {}),
-      hostBridge: { consentUi: true },
+      hostBridge: { consentUi: true, signIn: true, secretStorage: true },
     };
   },
   initialize() {},

@@ -309,6 +309,7 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date()): P
     ...(server.protocolVersion === undefined ? [] : [server.protocolVersion]),
     ...(sandboxed === undefined ? [] : [sandboxed]),
     ...(server.state === "running" && server.resources === undefined ? ["no resources"] : []),
+    ...signInWords(server),
   ].join(" · ");
   const through = visibleThroughText(server);
   const note = resourcesNote(server);
@@ -320,6 +321,20 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date()): P
     description: noIcons(visible(description)),
     detail: noIcons(visible(detail)),
   };
+}
+
+/** What the picker says of a server's sign-in: "signed in", "waiting for your sign-in" or "needs you to sign in". */
+export function signInWords(server: Pick<ServerStatus, "signIn">): string[] {
+  switch (server.signIn?.state) {
+    case "signedIn":
+      return ["signed in"];
+    case "waiting":
+      return ["waiting for your sign-in in the browser"];
+    case "required":
+      return ["needs you to sign in: pick it, then Restart server"];
+    default:
+      return [];
+  }
 }
 
 /**
@@ -366,7 +381,12 @@ export function serverActions(server: ServerStatus, sidecar: SidecarState, now: 
     actions.push({
       id: "restartServer",
       label: "$(debug-restart) Restart server",
-      description: server.state === "awaitingTrust" ? "asks for your trust again" : undefined,
+      description:
+        server.state === "awaitingTrust"
+          ? "asks for your trust again"
+          : server.signIn?.state === "required"
+            ? "asks you to sign in again"
+            : undefined,
     });
   }
   actions.push(

@@ -5,6 +5,7 @@
 - ``notices``: shared folders that become unusable (or usable again) shown to the user;
 - ``resources``: the resource requests;
 - ``status``: ``hostBridge/status``, ``hostBridge/restartServer``;
+- ``signin``: sign-ins to http servers through the editor, ``hostBridge/signOut``;
 - ``gateway``: the socket on which agents use this window's servers (``host-bridge attach``);
 - ``running``: this window's servers published for ``host-bridge consent`` in a terminal;
 - ``events``: the core's events as editor notifications (not a feature: the hub's ``HubEvents``).
@@ -25,6 +26,7 @@ from host_bridge.hosts.lsp.features.gateway import GatewayFeature
 from host_bridge.hosts.lsp.features.notices import NoticesFeature
 from host_bridge.hosts.lsp.features.resources import ResourcesFeature
 from host_bridge.hosts.lsp.features.running import RunningFeature
+from host_bridge.hosts.lsp.features.signin import SignInFeature
 from host_bridge.hosts.lsp.features.status import StatusFeature
 from host_bridge.hosts.lsp.features.workspace import WorkspaceFeature
 
@@ -42,6 +44,7 @@ def create_features(server: HostBridgeServer, core: Core) -> Sequence[Feature]:
         NoticesFeature(server, core, workspace),
         ResourcesFeature(server, core),
         StatusFeature(server, core, consent),
+        SignInFeature(server, core),
         GatewayFeature(server, core),
         RunningFeature(server, core),
         workspace,
