@@ -26,7 +26,7 @@ import threading
 from pydantic import ValidationError
 
 from host_bridge.gateway.hello import MAX_HELLO_BYTES, AgentProcess, Hello, HelloAnswer, SessionEnd
-from host_bridge.gateway.registry import SUPPORTED, NoSidecarError, SidecarEntry, find_sidecar
+from host_bridge.gateway.registry import SUPPORTED, NoSidecarError, SidecarEntry, connect_address, find_sidecar
 
 NO_SIDECAR = 2
 """Exit code: no sidecar runs for the workspace."""
@@ -54,7 +54,7 @@ def attach(server_id: str, *, workspace: str | None = None, storage_dir: str | N
     except NoSidecarError as error:
         return _fail(NO_SIDECAR, str(error))
     with connection:
-        hello = Hello(server=server_id, agent=_agent(), handover=_can_hand_over())
+        hello = Hello(server=server_id, agent=_agent(), handover=_can_hand_over(), secret=entry.secret)
         connection.sendall(hello.model_dump_json(by_alias=True, exclude_none=True).encode() + b"\n")
         connection.settimeout(ANSWER_TIMEOUT)
         try:
@@ -73,7 +73,7 @@ def attach(server_id: str, *, workspace: str | None = None, storage_dir: str | N
 def _connect(entry: SidecarEntry) -> socket.socket:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        connection.connect(entry.socket)
+        connection.connect(connect_address(entry.socket))
     except OSError as error:
         connection.close()
         raise NoSidecarError(

@@ -37,15 +37,13 @@ import errno
 import logging
 import math
 import os
-import socket
 import stat
-import struct
-import sys
 import uuid
 import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -66,11 +64,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from host_bridge.gateway import registry
+from host_bridge.gateway import admission, registry
 from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
 from host_bridge.gateway.hello import MAX_HELLO_BYTES, Hello, HelloAnswer, SessionEnd
 from host_bridge.gateway.streams import HelloError, message_streams, read_hello
 from host_bridge.gateway.upstream import outgoing_params, raw_request
+from host_bridge.hub import process_groups
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import HubError, ServerNotRunningError
 from host_bridge.hub.hub import Hub
@@ -151,6 +150,9 @@ class GatewaySettings:
     max_pending_hellos: int = 64
     """Connections that have not sent their hello yet; past this, new ones are closed at once (a flood of silent
     connections would otherwise hold a descriptor each for ``hello_timeout`` seconds)."""
+    abstract_socket: bool | None = None
+    """Listen on a Linux abstract socket instead of a file; ``None``: where a sandbox can refuse those
+    (:func:`host_bridge.gateway.admission.abstract_sockets_scoped`)."""
 
 
 class Gateway:
@@ -174,7 +176,11 @@ class Gateway:
         self.audit = audit if audit is not None else GatewayAudit(storage_dir)
         """The agent-session log."""
         self.socket_path: str | None = None
-        """Where it listens, once :meth:`serve` started."""
+        """The socket's file, once :meth:`serve` started (``None`` for an abstract socket)."""
+        self.address: str | None = None
+        """Where it listens, as its registry entry says (a path, or ``@name`` for an abstract socket), once
+        :meth:`serve` started."""
+        self._secret = admission.new_secret()
         self.sessions: set[AgentSession] = set()
         """The agent sessions open now."""
         self._folders = folders
@@ -201,25 +207,39 @@ class Gateway:
             logger.warning("%s", registry.NOT_SUPPORTED)
             task_status.started()
             return
-        path = registry.socket_path(self.storage_dir, os.getpid())
-        registry.private_dir(path.parent)
-        registry.remove_files([path])
-        listener = await anyio.create_unix_listener(path)
-        os.chmod(path, 0o600)
-        self.socket_path = str(path)
+        abstract = self.settings.abstract_socket
+        if abstract is None:
+            abstract = admission.abstract_sockets_scoped()
+        gateway_dir = registry.private_dir(registry.gateway_dir(self.storage_dir))
+        path: Path | None = None
+        if abstract:
+            address = registry.abstract_name(os.getpid())
+            listener = await anyio.create_unix_listener(registry.connect_address(address))
+        else:
+            path = registry.socket_path(self.storage_dir, os.getpid())
+            registry.private_dir(path.parent)
+            registry.remove_files([path])
+            listener = await anyio.create_unix_listener(path)
+            os.chmod(path, 0o600)
+            address = str(path)
+        self.address = address
+        self.socket_path = None if path is None else str(path)
         try:
             async with listener, anyio.create_task_group() as tasks:
                 self._tasks = tasks
-                self._entry = registry.new_entry(os.getpid(), path, self.storage_dir, self._folders())
+                self._entry = registry.new_entry(
+                    os.getpid(), address, self.storage_dir, self._folders(), self._secret
+                )
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
-                logger.info("the gateway listens on %s", path)
+                logger.info("the gateway listens on %s (registered in %s)", address, gateway_dir)
                 task_status.started()
                 await self._listen(listener, tasks)
         finally:
             self._tasks = None
-            registry.remove_files([*self._entry_files, path])
+            registry.remove_files([*self._entry_files, *([path] if path is not None else [])])
             self._entry_files = []
             self.socket_path = None
+            self.address = None
             self.hub.observers.remove(self)
 
     def folders_changed(self) -> None:
@@ -284,10 +304,12 @@ class Gateway:
     async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             try:
-                peer_uid = _peer_uid(stream)
-                if peer_uid is not None and peer_uid != os.getuid():
+                peer = admission.peer_of(stream.extra(anyio.abc.SocketAttribute.raw_socket))
+                peer_uid = None if peer is None else peer.uid
+                if not admission.is_own_user(peer):
                     logger.warning("refused a gateway connection from user id %d", peer_uid)
                     return
+                group = None if peer is None else admission.server_group_of(peer.pid, process_groups.live_groups())
                 with anyio.fail_after(self.settings.hello_timeout):
                     line, pending = await read_hello(stream, MAX_HELLO_BYTES)
                 hello = Hello.model_validate_json(line)
@@ -297,10 +319,16 @@ class Gateway:
                 return
             finally:
                 self.waiting_for_hello -= 1
+            refusal = self._refusal(hello, peer, group)
+            if refusal is not None:
+                logger.warning("[%s] refused a gateway connection: %s", hello.server, refusal)
+                self._refused(hello, peer_uid, refusal)
+                await _answer(stream, HelloAnswer(ok=False, reason="refused", error=_sentence(refusal)))
+                return
             try:
                 connection = await self.running(hello.server)
             except HubError as error:
-                self._refused(hello, peer_uid, error)
+                self._refused(hello, peer_uid, error.message)
                 code = "notRunning" if isinstance(error, ServerNotRunningError) else "unknownServer"
                 await _answer(stream, HelloAnswer(ok=False, reason=code, error=_sentence(error.message)))
                 return
@@ -343,7 +371,22 @@ class Gateway:
             reason = "it waits for you to trust it in MCP Host Bridge's prompt"
         raise ServerNotRunningError(server_id, connection.state.value, reason)
 
-    def _refused(self, hello: Hello, peer_uid: int | None, error: HubError) -> None:
+    def _refusal(self, hello: Hello, peer: admission.Peer | None, group: int | None) -> str | None:
+        """Why this connection may not use the gateway (see :mod:`host_bridge.gateway.admission`), or ``None``."""
+        if group is not None:
+            assert peer is not None
+            return (
+                f"process {peer.pid} was started by an MCP server (process group {group}); MCP servers cannot reach "
+                "other servers through the gateway"
+            )
+        if not admission.secret_matches(hello.secret, self._secret):
+            return (
+                "the connection did not present this sidecar's secret; start the server with `host-bridge attach` of "
+                "the same MCP Host Bridge as the sidecar"
+            )
+        return None
+
+    def _refused(self, hello: Hello, peer_uid: int | None, reason: str) -> None:
         self.audit.append(
             GatewayAuditEntry(
                 time=now(),
@@ -351,7 +394,7 @@ class Gateway:
                 server=hello.server,
                 agent=hello.agent,
                 peer_uid=peer_uid,
-                reason=error.message,
+                reason=reason,
             )
         )
 
@@ -944,16 +987,3 @@ async def _answer(stream: anyio.abc.ByteStream, answer: HelloAnswer) -> None:
 def _sentence(message: str) -> str:
     """A hub error as the agent sees it: naming the product, since the agent does not know it talks to a bridge."""
     return f"MCP Host Bridge: {message}"
-
-
-def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
-    """The connecting process's user id (Linux ``SO_PEERCRED``); ``None`` where the platform does not say."""
-    if sys.platform != "linux":
-        return None
-    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
-    try:
-        data = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", data)
-    return uid

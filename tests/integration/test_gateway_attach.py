@@ -23,6 +23,7 @@ from support.hub_harness import WAIT, configs
 from support.records import record_line, records
 from support.servers import python_server
 
+from host_bridge.gateway import registry
 from host_bridge.gateway.audit import read_gateway_audit
 from host_bridge.gateway.service import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
@@ -231,12 +232,27 @@ async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_re
 
 
 @pytest.mark.requirement("H3")
-async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(tmp_path: Path) -> None:
+@pytest.mark.parametrize("abstract", [False, True], ids=["file socket", "abstract socket"])
+async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(
+    tmp_path: Path, abstract: bool
+) -> None:
+    if abstract and not sys.platform.startswith("linux"):
+        pytest.skip("abstract sockets are Linux's")
     storage, folder, record = workspace(tmp_path)
-    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
-        socket_path = Path(harness.gateway.socket_path or "")
-        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
-        assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+    settings = GatewaySettings(abstract_socket=abstract)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        entry_file = registry.gateway_dir(storage) / f"{os.getpid()}.json"
+        assert stat.S_IMODE(entry_file.stat().st_mode) == 0o600
+        assert stat.S_IMODE(entry_file.parent.stat().st_mode) == 0o700
+        if abstract:
+            assert harness.gateway.socket_path is None
+            assert harness.entry().socket.startswith("@host-bridge/")
+            assert not list(registry.gateway_dir(storage).glob("*.sock"))
+        else:
+            socket_path = Path(harness.gateway.socket_path or "")
+            assert harness.entry().socket == str(socket_path)
+            assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
         command = harness.attach_command("nope")
         finished = await anyio.run_process([command.command, *command.args], input=b"", check=False, env=command.env)
         assert finished.returncode == 3
@@ -450,12 +466,13 @@ import socket, sys
 held = []
 for _ in range(int(sys.argv[2])):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
+    s.connect(sys.argv[1].replace("@", "\\0", 1) if sys.argv[1].startswith("@") else sys.argv[1])
     held.append(s)
 print("connected", flush=True)
 sys.stdin.read()
 """
-"""Opens N connections to the gateway at argv[1], says so, and holds them, silent, until stdin closes."""
+"""Opens N connections to the gateway at argv[1] (a path, or ``@name``), says so, and holds them, silent, until stdin
+closes."""
 
 
 @pytest.mark.requirement("H3")
@@ -467,7 +484,7 @@ async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_se
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         await harness.gateway.running("tools")
         flood = await anyio.open_process(
-            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "64"],
+            [sys.executable, "-c", FLOOD, harness.gateway.address or "", "64"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -553,34 +570,44 @@ async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_o
 
 OTHER_USER = """
 import os, socket, sys
-folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+if sys.argv[1].startswith("@"):
+    address = "\\0" + sys.argv[1][1:]
+else:
+    folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+    address = f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}"
 os.setgid(65534)
 os.setuid(65534)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}")
+s.connect(address)
 try:
     s.sendall(sys.argv[2].encode() + b"\\n")
     print(repr(s.recv(4096)), flush=True)
 except (BrokenPipeError, ConnectionResetError):  # closed before or after the hello arrived, unread
     print(repr(b""), flush=True)
 """
-"""Connects to the gateway socket at argv[1] as user 65534, sends the hello argv[2], prints what came back."""
+"""Connects to the gateway at argv[1] (a path, or ``@name``) as user 65534, sends the hello argv[2], prints what came
+back."""
 
 
 @pytest.mark.requirement("H3")
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="needs root to be another user")
+@pytest.mark.parametrize("abstract", [False, True], ids=["file socket", "abstract socket"])
 async def test_a_connection_from_another_user_is_closed_unanswered_even_when_file_modes_let_it_in(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, abstract: bool
 ) -> None:
     storage, folder, record = workspace(tmp_path)
-    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+    settings = GatewaySettings(abstract_socket=abstract)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
         await harness.gateway.running("tools")
-        socket_path = Path(harness.gateway.socket_path or "")
-        # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
-        socket_path.parent.chmod(0o711)
-        socket_path.chmod(0o666)
-        hello = json.dumps({"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": 1}})
-        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, str(socket_path), hello], check=False)
+        if not abstract:
+            socket_path = Path(harness.gateway.socket_path or "")
+            # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
+            socket_path.parent.chmod(0o711)
+            socket_path.chmod(0o666)
+        # Even with the secret: an abstract socket has no file mode at all.
+        hello = json.dumps(harness.hello("tools"))
+        address = harness.gateway.address or ""
+        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, address, hello], check=False)
         assert other.returncode == 0, other.stderr
         assert other.stdout.strip() == b"b''"
         assert any("refused a gateway connection from user id 65534" in r.getMessage() for r in caplog.records)
@@ -619,11 +646,11 @@ async def test_a_handover_of_more_descriptors_than_stdin_and_stdout_is_refused_a
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         await harness.gateway.running("tools")
-        stream = await anyio.connect_unix(harness.gateway.socket_path or "")
+        stream = await anyio.connect_unix(harness.address)
         reads, writes = zip(*(os.pipe() for _ in range(3)), strict=True)
         try:
             async with stream:
-                hello = {"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": os.getpid()}, "handover": True}
+                hello = harness.hello("tools", handover=True)
                 await stream.send(json.dumps(hello).encode() + b"\n")
                 answer = b""
                 with anyio.fail_after(WAIT):
@@ -731,7 +758,7 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
         await harness.gateway.running("tools")
         flood = await anyio.open_process(
-            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "8"],
+            [sys.executable, "-c", FLOOD, harness.gateway.address or "", "8"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -743,7 +770,7 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
                     said += await flood.stdout.receive()
                 assert said == b"connected\n"
                 # Accepted after the flood's eight: four of those still wait for their hello.
-                probe = await anyio.connect_unix(harness.gateway.socket_path or "")
+                probe = await anyio.connect_unix(harness.address)
                 async with probe:
                     with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
                         await probe.receive()

@@ -9,6 +9,11 @@ replace the file with the text ``probe``.
 At start, each ``--startup-read PATH`` and ``--startup-write PATH`` is attempted first; a failure is logged on
 stderr as Python prints it (``PermissionError: [Errno 13] Permission denied: '/p'``) and the server starts anyway.
 
+The tool ``gateway`` tries to use a sidecar's agent gateway as an agent would: it connects to ``address`` (a socket
+path, or ``@name`` for an abstract socket), sends a hello for ``server`` (with ``secret`` when given), and, when the
+gateway admits it, sends ``initialize``. It answers ``{"connect": errno or null, "answer": the hello answer or null,
+"initialized": the server's name or null}``.
+
 The tool ``started_with`` reports its own ``argv``, process id, working directory and ``SHARED_FOLDERS`` variable
 (what ``${hostBridge:sharedFolders}`` expanded to).
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import tempfile
 import time
@@ -69,6 +75,40 @@ def probe(
             file.write("probe")
         outcomes.append({"op": "tmp", "path": file.name, "ok": True, "errno": None})
     return json.dumps(outcomes)
+
+
+@server.tool()
+def gateway(address: str, server: str, secret: str | None = None) -> str:
+    """Try to reach ``server`` through the gateway at ``address``; report how far it got as JSON."""
+    outcome: dict[str, object] = {"connect": None, "answer": None, "initialized": None}
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(30)
+    with connection:
+        try:
+            connection.connect("\0" + address[1:] if address.startswith("@") else address)
+        except OSError as error:
+            logger.info("connecting to the gateway: %s", error)
+            outcome["connect"] = error.errno
+            return json.dumps(outcome)
+        hello = {"hostBridgeGateway": 1, "server": server, "agent": {"pid": os.getpid()}, "secret": secret}
+        reader = connection.makefile("rb")
+        try:
+            connection.sendall(json.dumps(hello).encode() + b"\n")
+            answer = json.loads(reader.readline() or b"null")
+            outcome["answer"] = answer
+            if answer and answer.get("ok"):
+                initialize = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe"}},
+                }
+                connection.sendall(json.dumps(initialize).encode() + b"\n")
+                result = json.loads(reader.readline() or b"{}").get("result") or {}
+                outcome["initialized"] = (result.get("serverInfo") or {}).get("name")
+        except (OSError, ValueError) as error:
+            logger.info("talking to the gateway: %s", error)
+    return json.dumps(outcome)
 
 
 @server.tool()
