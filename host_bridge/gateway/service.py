@@ -39,9 +39,8 @@ import math
 import os
 import stat
 import uuid
-import warnings
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -51,7 +50,7 @@ import anyio.abc
 import mcp_types as types
 import pydantic_core
 from anyio.streams.memory import MemoryObjectSendStream
-from mcp import Client, MCPDeprecationWarning, MCPError
+from mcp import Client, MCPError
 from mcp.client.session import ClientRequestContext
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
@@ -75,6 +74,7 @@ from host_bridge.hub.errors import HubError, ServerNotRunningError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.models import ServerState
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES
+from host_bridge.hub.upstream import LOG_LEVELS
 
 logger = logging.getLogger(__name__)
 
@@ -92,17 +92,6 @@ FORWARDED: dict[str, type[BaseModel]] = {
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """Requests a 2026-07-28 server may answer with ``InputRequiredResult``: they go through the SDK's typed calls, whose
 driver answers roots from consent and sampling or elicitation through the caller."""
-LOG_LEVELS: tuple[types.LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-"""Logging levels, least severe first."""
 
 ACCEPT_RETRY = 0.1
 """Seconds before accepting again when the process is out of descriptors."""
@@ -186,15 +175,11 @@ class Gateway:
         self._folders = folders
         self._entry: registry.SidecarEntry | None = None
         self._entry_files: list[registry.Path] = []
-        self._starts: dict[str, int] = {}
         self.waiting_for_hello = 0
         """Connections that have not sent their hello yet."""
         self._turning_away = False
-        self._subscribers: dict[tuple[str, str], set[AgentSession]] = {}
         self._sdk_server = _forwarding_server()
         self._tasks: anyio.abc.TaskGroup | None = None
-        hub.observers.append(self)
-        hub.broker.keep_upstream(lambda server, uri: bool(self._subscribers.get((server, uri))))
 
     # Lifetime.
 
@@ -224,12 +209,12 @@ class Gateway:
             address = str(path)
         self.address = address
         self.socket_path = None if path is None else str(path)
+        self.hub.upstream.attach(self)
+        self.hub.server_requests = self
         try:
             async with listener, anyio.create_task_group() as tasks:
                 self._tasks = tasks
-                self._entry = registry.new_entry(
-                    os.getpid(), address, self.storage_dir, self._folders(), self._secret
-                )
+                self._entry = registry.new_entry(os.getpid(), address, self.storage_dir, self._folders(), self._secret)
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
                 logger.info("the gateway listens on %s (registered in %s)", address, gateway_dir)
                 task_status.started()
@@ -240,7 +225,9 @@ class Gateway:
             self._entry_files = []
             self.socket_path = None
             self.address = None
-            self.hub.observers.remove(self)
+            self.hub.upstream.detach(self)
+            if self.hub.server_requests is self:
+                self.hub.server_requests = None
 
     def folders_changed(self) -> None:
         """The workspace folders changed: rewrite the registry entries so ``attach`` finds this sidecar by them."""
@@ -398,44 +385,20 @@ class Gateway:
             )
         )
 
-    # HubObserver.
+    # UpstreamClient (host_bridge.hub.upstream).
 
-    def server_state(self, connection: ServerConnection) -> None:
-        """After a restart, tell the server's agents to list again and resubscribe."""
-        if connection.state is not ServerState.RUNNING:
-            return
-        previous = self._starts.get(connection.id)
-        self._starts[connection.id] = connection.starts
-        if previous is None or previous == connection.starts:
-            return
-        for session in [s for s in self.sessions if s.server_id == connection.id]:
-            session.server_restarted()
-        uris = sorted(uri for server, uri in self._subscribers if server == connection.id)
-        if uris and self._tasks is not None:
-            self._tasks.start_soon(self._resubscribe, connection.id, uris)
-
-    async def _resubscribe(self, server_id: str, uris: Sequence[str]) -> None:
-        """After a restart: subscribe again to what agents hold, and report each URI as updated (changes may have been
-        missed meanwhile)."""
-        for uri in uris:
-            holders = sorted(self._subscribers.get((server_id, uri), ()), key=lambda s: s.id)
-            if not holders:
-                continue
-            if uri not in self.hub.broker.subscriptions(server_id):
-                try:
-                    await holders[0].call("resources/subscribe", {"uri": uri}, None)
-                except (MCPError, HubError) as error:
-                    logger.warning("[%s] could not subscribe again to %s for its agents: %s", server_id, uri, error)
-                    continue
-            for session in holders:
-                session.notify("notifications/resources/updated", {"uri": uri})
+    def resource_updated(self, server_id: str, uri: str, holders: frozenset[Hashable]) -> None:
+        """A resource changed: tell the agents that hold it."""
+        params = {"uri": uri}
+        size = notification_size(params)
+        for holder in holders:
+            if isinstance(holder, AgentSession):
+                holder.notify("notifications/resources/updated", params, size)
 
     def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
         """Route a server's notification to the agents it concerns (converted and sized only when one does)."""
         recipients: Sequence[AgentSession]
-        if isinstance(message, types.ResourceUpdatedNotification):
-            recipients = tuple(self._subscribers.get((server_id, message.params.uri), ()))
-        elif isinstance(message, types.LoggingMessageNotification):
+        if isinstance(message, types.LoggingMessageNotification):
             level = message.params.level
             recipients = [s for s in self.sessions if s.server_id == server_id and s.wants_log(level)]
         elif message.method in _LIST_CHANGED:
@@ -448,6 +411,20 @@ class Gateway:
         size = notification_size(params)
         for session in recipients:
             session.notify(message.method, params, size)
+
+    def server_restarted(self, server_id: str) -> None:
+        """After a restart, tell the server's agents to list again (their subscriptions were made again)."""
+        for session in [s for s in self.sessions if s.server_id == server_id]:
+            session.server_restarted()
+
+    def subscriptions_lost(self, server_id: str, uris: Sequence[str], reason: str) -> None:
+        """Say which agent subscriptions did not survive a restart (their agents hear nothing more of them)."""
+        logger.warning("[%s] %s; agents no longer follow %s", server_id, reason, ", ".join(uris))
+
+    def listening(self, server_id: str) -> None:
+        """Nothing to do: agents list for themselves."""
+
+    # ServerRequests (host_bridge.hub.hub).
 
     def client_options(self, server_id: str) -> dict[str, Any]:
         """Sampling and elicitation callbacks that route the server's requests to the agent that caused them."""
@@ -485,70 +462,43 @@ class Gateway:
             caller = busy[0]
         return await caller.ask(request, capability, result_type)
 
-    # Subscriptions (handshake-era servers).
+    # Subscriptions, held in the hub's book of upstream state.
 
     async def subscribe(self, session: AgentSession, uri: str) -> None:
-        """Subscribe ``session`` to ``uri``; the server is asked only by the first subscriber.
+        """Subscribe ``session`` to ``uri``; the server is asked only when nobody held it yet.
 
         Raises :class:`MCPError` when ``session`` holds ``max_subscriptions`` already (each costs the sidecar memory
-        and may keep the server watching a resource).
+        and may keep the server watching a resource), or as the server refused.
         """
+        upstream = self.hub.upstream
         limit = self.settings.max_subscriptions
-        if uri not in session.subscriptions and len(session.subscriptions) >= limit:
+        held = upstream.holds(self, session, session.server_id, uri)
+        if not held and upstream.count(self, session) >= limit:
             raise MCPError(
                 code=types.INVALID_REQUEST,
                 message=f"MCP Host Bridge refused resources/subscribe: this agent is already subscribed to {limit} "
                 f"resources of MCP server {session.server_id!r}; unsubscribe from those it no longer needs first",
             )
-        key = (session.server_id, uri)
-        holders = self._subscribers.setdefault(key, set())
-        first = not holders
-        holders.add(session)
-        session.subscriptions.add(uri)
-        if first and uri not in self.hub.broker.subscriptions(session.server_id):
-            try:
-                await session.call("resources/subscribe", {"uri": uri}, None)
-            except BaseException:
-                holders.discard(session)
-                session.subscriptions.discard(uri)
-                if not holders:
-                    del self._subscribers[key]
-                raise
+        try:
+            await upstream.subscribe(self, session, session.server_id, uri)
+        except HubError as error:
+            raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
 
     async def unsubscribe(self, session: AgentSession, uri: str) -> None:
         """Remove ``session``'s subscription; the server is told when nobody (no agent, not the editor) needs it."""
-        key = (session.server_id, uri)
-        holders = self._subscribers.get(key)
-        if holders is None or session not in holders:
-            return
-        holders.discard(session)
-        session.subscriptions.discard(uri)
-        if holders:
-            return
-        del self._subscribers[key]
-        if uri in self.hub.broker.subscriptions(session.server_id):
-            return
+        await self.hub.upstream.unsubscribe(self, session, session.server_id, uri)
+
+    async def set_log_level(self, session: AgentSession, level: types.LoggingLevel) -> None:
+        """Record the level ``session`` asked for; the server is set to the most verbose level anyone asked for."""
         try:
-            await session.call("resources/unsubscribe", {"uri": uri}, None)
-        except (MCPError, HubError) as error:
-            logger.info("[%s] unsubscribing from %s for the last agent: %s", session.server_id, uri, error)
+            await self.hub.upstream.set_log_level(session, session.server_id, level)
+        except HubError as error:
+            raise MCPError(code=error.code, message=_sentence(error.message), data=error.data) from error
 
-    def forget(self, session: AgentSession) -> list[str]:
-        """Drop ``session``'s subscriptions; the URIs nobody else holds (to unsubscribe from the server)."""
-        orphaned: list[str] = []
-        session.subscriptions.clear()
-        for key, holders in list(self._subscribers.items()):
-            if session in holders:
-                holders.discard(session)
-                if not holders:
-                    del self._subscribers[key]
-                    orphaned.append(key[1])
-        return orphaned
-
-    def log_level_changed(self, server_id: str) -> types.LoggingLevel | None:
-        """The most verbose level any agent of ``server_id`` asked for (what the server is set to)."""
-        levels = [s.log_level for s in self.sessions if s.server_id == server_id and s.log_level is not None]
-        return LOG_LEVELS[min(LOG_LEVELS.index(level) for level in levels)] if levels else None
+    async def release(self, session: AgentSession) -> None:
+        """``session`` ended: let go of what it held upstream (bounded, and done even when cancelled)."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+            await self.hub.upstream.release(self, session)
 
 
 class AgentSession:
@@ -563,14 +513,10 @@ class AgentSession:
         """Who attached."""
         self.calls_in_flight = 0
         """Forwarded requests not answered yet."""
-        self.log_level: types.LoggingLevel | None = None
-        """The level this agent asked for with ``logging/setLevel`` (``None``: every message)."""
         self.requests: Counter[str] = Counter()
         """Requests forwarded, by method."""
         self.connection: Connection | None = None
         """The SDK's view of the agent's side, while the session runs."""
-        self.subscriptions: set[str] = set()
-        """The resource URIs this agent is subscribed to."""
         self._gateway = gateway
         self._server = connection
         self._peer_uid = peer_uid
@@ -645,12 +591,7 @@ class AgentSession:
             outbox.close()
             self._outbox = None
             gateway.sessions.discard(self)
-            orphaned = gateway.forget(self)
-            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                for uri in orphaned:
-                    if uri not in gateway.hub.broker.subscriptions(self.server_id):
-                        with contextlib.suppress(MCPError, HubError):
-                            await self.call("resources/unsubscribe", {"uri": uri}, None)
+            await gateway.release(self)
             self._audit("detached", reason=self.reason)
 
     def _audit(self, event: str, *, reason: str | None = None) -> None:
@@ -739,8 +680,9 @@ class AgentSession:
         return f"agent session {self.id} of attach pid {agent.pid}{name}"
 
     def wants_log(self, level: types.LoggingLevel) -> bool:
-        """Whether a log message at ``level`` is at or above what this agent asked for."""
-        return self.log_level is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+        """Whether a log message at ``level`` is at or above what this agent asked for (every one until it asks)."""
+        asked = self._gateway.hub.upstream.log_level(self, self.server_id)
+        return asked is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(asked)
 
     def server_restarted(self) -> None:
         """The server restarted (it may have changed): the agent should list everything again."""
@@ -932,14 +874,8 @@ def _forwarding_server() -> Server[AgentSession]:
 
     async def set_level(ctx: ServerRequestContext[AgentSession, Any], params: types.SetLevelRequestParams) -> None:
         session = ctx.lifespan_context
-        session.log_level = params.level
-        level = session._gateway.log_level_changed(session.server_id)  # pyright: ignore[reportPrivateUsage]
-        connection = await session._connection()  # pyright: ignore[reportPrivateUsage]
-        capabilities = connection.capabilities
-        if level is not None and capabilities is not None and capabilities.logging is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await session.call("logging/setLevel", {"level": level}, None)
+        await session._connection()  # pyright: ignore[reportPrivateUsage]
+        await session._gateway.set_log_level(session, params.level)  # pyright: ignore[reportPrivateUsage]
 
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
