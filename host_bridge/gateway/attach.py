@@ -78,7 +78,7 @@ def _connect(entry: SidecarEntry) -> socket.socket:
         connection.close()
         raise NoSidecarError(
             f"the MCP Host Bridge sidecar (process {entry.pid}) does not accept connections on {entry.socket} "
-            f"({error.strerror or error}); restart it (in VS Code: \"MCP: Restart Host Bridge\") and try again"
+            f'({error.strerror or error}); restart it (in VS Code: "MCP: Restart Host Bridge") and try again'
         ) from None
     return connection
 

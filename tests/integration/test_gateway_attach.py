@@ -25,7 +25,7 @@ from support.servers import python_server
 
 from host_bridge.gateway import registry
 from host_bridge.gateway.audit import read_gateway_audit
-from host_bridge.gateway.service import GatewaySettings
+from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -780,7 +780,7 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
             await flood.stdin.aclose()
             await flood.wait()
         with anyio.fail_after(WAIT):
-            while harness.gateway.waiting_for_hello:
+            while harness.gateway.listener.waiting_for_hello:
                 await anyio.sleep(0.01)
         async with harness.agent("tools") as agent:
             assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"

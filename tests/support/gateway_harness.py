@@ -16,7 +16,8 @@ from mcp.client.stdio import StdioServerParameters
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.gateway import registry
-from host_bridge.gateway.service import Gateway, GatewaySettings
+from host_bridge.gateway.service import Gateway
+from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub
