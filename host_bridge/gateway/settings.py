@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ from host_bridge.hub.http_transport import http_transport
 from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
+from host_bridge.hub.stdio_transport import stdio_transport
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 from host_bridge.roots import Root, VisibleThrough
 from host_bridge.sandbox.refusals import Refusal, find_refusals
 from host_bridge.uris import UriError, parse_file_uri

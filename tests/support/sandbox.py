@@ -20,7 +20,8 @@ import anyio
 import anyio.lowlevel
 from mcp import Client
 
-from host_bridge.hub.stdio_transport import LineReader, LineSplitter, LineWriter, Streams
+from host_bridge.hub.stdio_transport import LineReader, LineWriter, Streams
+from host_bridge.jsonrpc_lines import LineSplitter
 from host_bridge.sandbox.apply import SandboxedLaunch, sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, policy_for_launch
 from host_bridge.sandbox.support import supported

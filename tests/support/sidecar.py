@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from host_bridge.hosts.lsp.server import raw_json_converter
+from host_bridge.hosts.lsp.rpc import raw_json_converter
 from support.folders import folder_uri
 
 WAIT = 30.0

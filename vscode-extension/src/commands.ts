@@ -1,13 +1,15 @@
-// Every command the extension registers, in one table: the id that package.json declares in
-// `contributes.commands`, and a factory that makes its callback from the features. activate() registers the
+// Every command the extension registers, in one table: the id (commandIds.ts, as package.json declares it in
+// `contributes.commands`) and a factory that makes its callback from the features. activate() registers the
 // whole table with registerCommands; test/unit/commands.test.ts checks it against package.json. This module
-// loads no feature and no `vscode` at run time (type imports only), so that test can read the table.
-import type { Consent } from "./consent";
+// loads no feature and no `vscode` at run time (type imports only), so that test can read the table; the views
+// name commands through commandIds.ts, never through this module.
+import { COMMAND_IDS, type CommandId } from "./commandIds";
+import type { Consent } from "./consent/consent";
 import type { Ctx } from "./ctx";
-import type { ResourceDocuments } from "./documents";
-import type { ResourcePickers } from "./pickers";
-import type { StatusView } from "./status";
-import type { ResourcesView } from "./tree";
+import type { ResourceDocuments } from "./resources/documents";
+import type { ResourcePickers } from "./picker/pickers";
+import type { StatusView } from "./status/status";
+import type { ResourcesView } from "./tree/tree";
 
 /** What a command's factory gets: the context and every feature, as activate() made them. */
 export interface Features {
@@ -26,7 +28,7 @@ export type Command = (...args: unknown[]) => unknown;
 export type CommandFactory = (features: Features) => Command;
 
 /** Every command of the extension, by id. */
-export const commands = {
+export const commands: Readonly<Record<CommandId, CommandFactory>> = {
   "hostBridge.pickResource": (features) => () => features.pickers.pick(),
   "hostBridge.insertResource": (features) => () => features.pickers.insert(),
   "hostBridge.manageSharedFolders": (features) => (serverId?: unknown) =>
@@ -38,12 +40,9 @@ export const commands = {
   "hostBridge.saveResourceAs": (features) => (argument?: unknown) => features.documents.saveAs(argument),
   "hostBridge.openResource": (features) => (argument?: unknown) => features.documents.openArgument(argument),
   "hostBridge.loadMore": (features) => (server?: unknown) => features.tree.loadMore(server),
-} satisfies Record<string, CommandFactory>;
-
-/** The id of a command of the extension; a string naming a command anywhere in the code has this type. */
-export type CommandId = keyof typeof commands;
+};
 
 /** Register every command of the table through `register` (`vscode.commands.registerCommand`). */
 export function registerCommands<D>(features: Features, register: (id: CommandId, callback: Command) => D): D[] {
-  return (Object.keys(commands) as CommandId[]).map((id) => register(id, commands[id](features)));
+  return COMMAND_IDS.map((id) => register(id, commands[id](features)));
 }

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import type { CancellationToken, RequestParam, RequestType } from "vscode-jsonrpc";
 import { ResponseError } from "vscode-languageclient";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { OpenPickers } from "./openPickers";
+import { OpenPickers } from "./ui/openPickers";
 import * as protocol from "./protocol";
 import { errorMessage, product } from "./text";
 
@@ -16,7 +16,10 @@ export type ConsentHandler = (
   token: CancellationToken,
 ) => Promise<protocol.AskConsentResult>;
 
-/** A sidecar request failed; `message` is the sidecar's sentence, ready to show. */
+/**
+ * A sidecar request failed; `message` is the sidecar's sentence, ready to show, and `code` one of the sidecar's
+ * {@link protocol.ErrorCodes} (generated from its error table), or `undefined` when no answer came.
+ */
 export class SidecarError extends Error {
   constructor(
     message: string,
@@ -26,16 +29,9 @@ export class SidecarError extends Error {
     super(message);
   }
 
-  /** The sidecar's error code for "resource not found". */
-  static readonly NOT_FOUND = -32002;
-  /** The server is configured but not running. */
-  static readonly NOT_RUNNING = -32802;
-  /** The editor cancelled the request. */
-  static readonly CANCELLED = -32800;
-
   /** Whether `error` is the answer to a request the editor cancelled (nothing to report). */
   static isCancellation(error: unknown): boolean {
-    return error instanceof SidecarError && error.code === SidecarError.CANCELLED;
+    return error instanceof SidecarError && error.code === protocol.ErrorCodes.requestCancelled;
   }
 }
 

@@ -5,17 +5,17 @@
 // VS Code does not count its start-up as the extension's activation time.
 import * as vscode from "vscode";
 import { type Features, registerCommands } from "./commands";
-import { Consent } from "./consent";
+import { Consent } from "./consent/consent";
 import { Ctx } from "./ctx";
-import { ResourceDocuments } from "./documents";
-import { VsCodeMcp } from "./mcpProvider";
-import { ResourcePickers } from "./pickers";
-import { ResourceFileSystem } from "./resourceFileSystem";
-import { Sidecar } from "./sidecar";
-import { StatusView } from "./status";
+import { ResourceDocuments } from "./resources/documents";
+import { VsCodeMcp } from "./vscodeMcp/mcpProvider";
+import { ResourcePickers } from "./picker/pickers";
+import { ResourceFileSystem } from "./resources/resourceFileSystem";
+import { Sidecar } from "./sidecar/sidecar";
+import { StatusView } from "./status/status";
 import { errorMessage } from "./text";
-import { ResourcesView } from "./tree";
-import { WorkspaceTrustWait } from "./workspaceTrust";
+import { ResourcesView } from "./tree/tree";
+import { WorkspaceTrustWait } from "./consent/workspaceTrust";
 
 let ctx: Ctx | undefined;
 let sidecar: Sidecar | undefined;

@@ -13,13 +13,12 @@ import enum
 import sys
 from collections.abc import Callable, Sequence
 
-from host_bridge.consent.identity import ServerIdentity
+from host_bridge.asking import folders_to_ask
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.hosts.terminal.options import BROAD_FLAG, TRUST_FLAG, UsageError
 from host_bridge.hosts.terminal.output import Terminal
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.describe import PRODUCT, defined_in, launch_lines, server_name
-from host_bridge.roots import containing
 from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 from host_bridge.workspace.models import Candidate
@@ -206,24 +205,26 @@ def ask_all(
 def _ask_server(
     policy: ConsentPolicy, server: ServerConfig, candidates: Sequence[Candidate], terminal: Terminal, ask: Ask
 ) -> None:
+    """Ask about the folders the core says must be asked about (:func:`host_bridge.asking.folders_to_ask`), one at a
+    time, in the order of ``candidates``: each answer may make the next folders visible through a shared one."""
     introduced = False
     rest: Answer | None = None
-    identity = server.identity
-    for candidate in candidates:
-        try:
-            folder = parse_file_uri(candidate.uri)
-        except UriError:
-            continue
-        shared = [c.uri for c in candidates if _allowed(policy, identity, c.uri)]
-        through = containing(candidate.uri, shared)
-        if through is not None and candidate.uri not in shared:
-            terminal.warn(
-                f"  note: {visible(folder)} is visible to {server.id} through {_path(through)}, which is shared "
-                "with it; not asked"
-            )
-            continue
-        if policy.decision(identity, folder) is not None:
-            continue
+    handled: set[str] = set()
+    noted: set[str] = set()
+    while True:
+        pending = folders_to_ask(policy, server.identity, candidates, asked=handled)
+        for seen in pending.visible:
+            if seen.uri not in noted:
+                noted.add(seen.uri)
+                terminal.warn(
+                    f"  note: {_path(seen.uri)} is visible to {server.id} through {_path(seen.through)}, which is "
+                    "shared with it; not asked"
+                )
+        if not pending.questions:
+            return
+        question = pending.questions[0]
+        folder = question.path
+        handled.add(folder)
         if rest is Answer.ALL:
             record(policy, server, folder, Decision.ALLOW, terminal)
             terminal.warn(f"  {visible(folder)}: shared (a)")
@@ -234,7 +235,7 @@ def _ask_server(
         if not introduced:
             terminal.warn(_introduction(server))
             introduced = True
-        answer = _answer(f"  Share {visible(folder)} ({visible(candidate.name)})? {CHOICES} ", terminal, ask)
+        answer = _answer(f"  Share {visible(folder)} ({visible(question.candidate.name)})? {CHOICES} ", terminal, ask)
         if answer is Answer.QUIT:
             raise Quit
         if answer in (Answer.ALL, Answer.NONE):
@@ -252,13 +253,6 @@ def _introduction(server: ServerConfig) -> str:
         f"  Answers: {HELP}",
     ]
     return "\n".join(lines)
-
-
-def _allowed(policy: ConsentPolicy, identity: ServerIdentity, uri: str) -> bool:
-    try:
-        return policy.is_allowed(identity, parse_file_uri(uri))
-    except UriError:
-        return False
 
 
 def _path(uri: str) -> str:

@@ -33,7 +33,7 @@ import {
   type PipBundle,
   type PythonInfo,
   type SidecarCommand,
-} from "../../src/bootstrap";
+} from "../../src/sidecar/bootstrap";
 import * as protocol from "../../src/protocol";
 import { fixtureServer, folderUri, recordedRoots } from "./fixtures";
 import { SidecarProcess } from "./sidecarProcess";

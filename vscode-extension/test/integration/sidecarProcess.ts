@@ -9,7 +9,7 @@ import {
   StreamMessageWriter,
   createMessageConnection,
 } from "vscode-jsonrpc/node";
-import type { SidecarCommand } from "../../src/bootstrap";
+import type { SidecarCommand } from "../../src/sidecar/bootstrap";
 import * as protocol from "../../src/protocol";
 import { alive, childrenOf } from "./processes";
 import { type Wake, waitFor, withTimeout } from "./waitFor";
