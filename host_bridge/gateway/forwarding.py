@@ -1,71 +1,128 @@
-"""What the gateway forwards, and how: the SDK server every agent session runs, and the server's requests routed back.
+"""What the gateway forwards and what it answers itself, in both protocol eras, and the servers' requests routed back.
 
-- **Forwarded** (:data:`FORWARDED`): ``tools/*``, ``prompts/*``, ``resources/*`` (list, templates, read), and
-  ``completion/complete``, passed to the server's one live connection; ``resources/subscribe``, ``unsubscribe`` and
-  ``logging/setLevel`` are held in the hub's book of upstream state for the agent.
-- **Answered here**: ``initialize`` (with the server's own name, capabilities and instructions) and ``ping``.
-- **Ignored**: everything an agent says about roots (no handler: the server's roots come from consent).
+- **Forwarded** (:data:`FORWARDED`): ``tools/*``, ``prompts/*``, ``resources/*`` (list, templates, read) and
+  ``completion/complete`` go to the server's one live connection as the agent sent them (its id mapped, its
+  progress token and protocol envelope taken out). The result comes back as the server sent it when the agent and the
+  server speak the same revision; otherwise it is shaped for the agent's revision by the SDK's own per-revision result
+  models (:func:`shaped`).
+- **Answered here**: ``initialize`` (handshake era) and ``server/discover`` (2026-07-28) with the server's own name,
+  capabilities and instructions; ``ping``. Subscriptions, ``subscriptions/listen`` and ``logging/setLevel`` are held
+  in the hub's book of upstream state for the agent.
+- **Ignored**: everything an agent says about roots (the server's roots come from consent).
 - **Sampling and elicitation** the server asks for (:class:`ServerRequestRouter`) go to the agent whose call caused
   them: the caller itself when the SDK asks from inside that call (2026-07-28 servers), else the one agent with a call
-  in progress on that server; with none, or several, the request is refused with a sentence saying why.
+  in progress on that server; with none, or several, or an agent of the 2026-07-28 era (which takes no requests from
+  its server), the request is refused with a sentence saying why.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
-from mcp.server import Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
-from mcp.server.models import InitializationOptions
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from host_bridge.hub.connection import ServerConnection
 
-FORWARDED: dict[str, type[BaseModel]] = {
-    "tools/list": types.PaginatedRequestParams,
-    "tools/call": types.CallToolRequestParams,
-    "prompts/list": types.PaginatedRequestParams,
-    "prompts/get": types.GetPromptRequestParams,
-    "resources/list": types.PaginatedRequestParams,
-    "resources/templates/list": types.PaginatedRequestParams,
-    "resources/read": types.ReadResourceRequestParams,
-    "completion/complete": types.CompleteRequestParams,
-}
-"""Requests passed to the server as they are (params validated unless both sides speak the same revision)."""
+FORWARDED = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
+"""Requests passed to the server as the agent sent them."""
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """Requests a 2026-07-28 server may answer with ``InputRequiredResult``: they go through the SDK's typed calls, whose
 driver answers roots from consent and sampling or elicitation through the caller."""
+HANDSHAKE_ONLY = frozenset({"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"})
+"""Requests that do not exist in the 2026-07-28 revision."""
+MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+"""Requests that exist only in the 2026-07-28 revision."""
 
 _R = TypeVar("_R", bound=BaseModel)
 
 
-class Forwarded(Protocol):
-    """What the SDK server's handlers need of an agent session (its lifespan context)."""
+def is_modern(version: str | None) -> bool:
+    """Whether ``version`` is of the 2026-07-28 era."""
+    return version in MODERN_PROTOCOL_VERSIONS
 
-    async def forward(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | BaseModel:
-        """Forward the request of ``ctx`` to the server; its result."""
-        ...
 
-    async def subscribe(self, uri: str) -> None:
-        """Hold a subscription to ``uri`` for the agent."""
-        ...
+def negotiate(requested: str) -> str:
+    """The handshake revision an agent that asked for ``requested`` in its ``initialize`` gets."""
+    return requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
 
-    async def unsubscribe(self, uri: str) -> None:
-        """Let go of the agent's subscription to ``uri``."""
-        ...
 
-    async def set_log_level(self, level: types.LoggingLevel) -> None:
-        """Record the log level the agent asked for."""
-        ...
+def capabilities(connection: ServerConnection) -> types.ServerCapabilities:
+    """What the agent is told the server offers: its own capabilities, whatever era it speaks (list changes and
+    resource updates of a 2026-07-28 server reach the agent through the hub's listen stream)."""
+    return connection.client.server_capabilities.model_copy(update={"extensions": None})
 
-    def initialized(self, params: Mapping[str, Any] | None) -> None:
-        """The agent's ``initialize`` was answered."""
-        ...
+
+def server_info(connection: ServerConnection) -> types.Implementation:
+    """The server's own name and version, as the agent sees it."""
+    return connection.client.server_info or types.Implementation(name=connection.id, version="")
+
+
+def initialize_result(connection: ServerConnection, version: str) -> dict[str, Any]:
+    """The answer to a handshake-era agent's ``initialize``, negotiated at ``version``."""
+    result = types.InitializeResult(
+        protocol_version=version,
+        capabilities=capabilities(connection),
+        server_info=server_info(connection),
+        instructions=connection.client.instructions,
+    )
+    return shaped("initialize", version, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def discover_result(connection: ServerConnection) -> dict[str, Any]:
+    """The answer to a 2026-07-28 agent's ``server/discover``."""
+    result = types.DiscoverResult(
+        supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+        capabilities=capabilities(connection),
+        instructions=connection.client.instructions,
+        cache_scope="private",
+        result_type="complete",
+    )
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return stamped(dumped, connection)
+
+
+def shaped(method: str, version: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """``result`` of ``method`` in the shape of revision ``version`` (the SDK's per-revision result models; fields the
+    revision does not have are dropped). Raises :class:`pydantic.ValidationError` for a result that is not one."""
+    if is_modern(version):
+        # A handshake-era answer is complete, and says nothing of caching: it is fresh now, and only for this user.
+        hints = {"ttlMs": 0, "cacheScope": "private"} if method in methods.CACHEABLE_METHODS else {}
+        result = {"resultType": "complete", **hints, **result}
+    try:
+        dumped = methods.serialize_server_result(method, version, result)
+    except KeyError:
+        dumped = dict(result)
+    if is_modern(version) and dumped.get("resultType") is None:
+        dumped["resultType"] = "complete"
+    return dumped
+
+
+def stamped(result: dict[str, Any], connection: ServerConnection) -> dict[str, Any]:
+    """A 2026-07-28 result with the server's identity in its ``_meta`` (unless the server put its own there)."""
+    meta = result.get("_meta")
+    info = server_info(connection).model_dump(by_alias=True, mode="json", exclude_none=True)
+    if not isinstance(meta, dict):
+        result["_meta"] = {types.SERVER_INFO_META_KEY: info}
+    elif cast(dict[str, Any], meta).get(types.SERVER_INFO_META_KEY) is None:
+        result["_meta"] = {**cast(dict[str, Any], meta), types.SERVER_INFO_META_KEY: info}
+    return result
 
 
 class Asked(Protocol):
@@ -88,68 +145,6 @@ class Asked(Protocol):
 
 CALLER: contextvars.ContextVar[Asked | None] = contextvars.ContextVar("gateway_caller", default=None)
 """The agent session whose forwarded call the current task is making."""
-
-
-def forwarding_server() -> Server[Forwarded]:
-    """The SDK server every agent session runs: forwarding handlers, and a middleware that records who initialized."""
-    server: Server[Forwarded] = Server("host-bridge-gateway")
-
-    async def forward(ctx: ServerRequestContext[Forwarded, Any], params: BaseModel) -> HandlerResult:
-        return await ctx.lifespan_context.forward(ctx)
-
-    for method, params_type in FORWARDED.items():
-        server.add_request_handler(method, params_type, forward)
-
-    async def subscribe(ctx: ServerRequestContext[Forwarded, Any], params: types.SubscribeRequestParams) -> None:
-        await ctx.lifespan_context.subscribe(params.uri)
-
-    async def unsubscribe(ctx: ServerRequestContext[Forwarded, Any], params: types.UnsubscribeRequestParams) -> None:
-        await ctx.lifespan_context.unsubscribe(params.uri)
-
-    async def set_level(ctx: ServerRequestContext[Forwarded, Any], params: types.SetLevelRequestParams) -> None:
-        await ctx.lifespan_context.set_log_level(params.level)
-
-    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
-    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-
-    async def record_initialize(ctx: ServerRequestContext[Forwarded, Any], call_next: CallNext) -> HandlerResult:
-        result = await call_next(ctx)
-        if ctx.method == "initialize":
-            ctx.lifespan_context.initialized(ctx.params)
-        return result
-
-    server.middleware = [record_initialize]
-    return server
-
-
-def initialization_options(connection: ServerConnection) -> InitializationOptions:
-    """What the agent's ``initialize`` is answered with: the server's own identity, capabilities and instructions.
-
-    Change notifications are relayed for handshake-era servers only, so a 2026-07-28 server is presented without
-    ``listChanged`` and ``subscribe``.
-    """
-    client = connection.client
-    info = client.server_info or types.Implementation(name=connection.id, version="")
-    capabilities = client.server_capabilities.model_copy(update={"extensions": None})
-    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        capabilities = capabilities.model_copy(
-            update={
-                "tools": types.ToolsCapability() if capabilities.tools else None,
-                "prompts": types.PromptsCapability() if capabilities.prompts else None,
-                "resources": types.ResourcesCapability() if capabilities.resources else None,
-            }
-        )
-    return InitializationOptions(
-        server_name=info.name,
-        server_version=info.version,
-        title=info.title,
-        description=info.description,
-        capabilities=capabilities,
-        instructions=client.instructions,
-        website_url=info.website_url,
-        icons=info.icons,
-    )
 
 
 class ServerRequestRouter:

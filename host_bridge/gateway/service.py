@@ -19,7 +19,7 @@ answered with -32601 and it falls back to ``initialize``, as it would with any h
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import anyio.abc
@@ -30,6 +30,7 @@ from host_bridge.gateway import registry
 from host_bridge.gateway.audit import GatewayAudit, GatewayAuditEntry, now
 from host_bridge.gateway.forwarding import ServerRequestRouter
 from host_bridge.gateway.hello import Hello, HelloAnswer
+from host_bridge.gateway.listen import ListenStream
 from host_bridge.gateway.listener import Listener, Refused
 from host_bridge.gateway.session import AgentSession, notification_size, sentence
 from host_bridge.gateway.settings import GatewaySettings
@@ -37,6 +38,7 @@ from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import HubError, ServerNotRunningError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.upstream import Holder
 
 logger = logging.getLogger(__name__)
 
@@ -166,32 +168,37 @@ class Gateway:
     async def closed(self, session: AgentSession) -> None:
         """``session`` ended: let go of what it held upstream (bounded, and done even when cancelled)."""
         self.sessions.discard(session)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-            await self.hub.upstream.release(self, session)
+        await self.release(session)
 
-    async def subscribe(self, session: AgentSession, uri: str) -> None:
-        """Hold ``uri`` for ``session`` in the book; the server is asked only when nobody held it yet.
+    async def subscribe(self, session: AgentSession, holder: Holder, uri: str) -> None:
+        """Hold ``uri`` for ``holder`` (``session`` itself, or one of its listen streams) in the book; the server is
+        asked only when nobody held it yet.
 
-        Raises :class:`MCPError` when ``session`` holds ``max_subscriptions`` already (each costs the sidecar memory
+        Raises :class:`MCPError` when ``holder`` holds ``max_subscriptions`` already (each costs the sidecar memory
         and may keep the server watching a resource), or as the server refused.
         """
         upstream = self.hub.upstream
         limit = self._settings.max_subscriptions
-        held = upstream.holds(self, session, session.server_id, uri)
-        if not held and upstream.count(self, session) >= limit:
+        held = upstream.holds(self, holder, session.server_id, uri)
+        if not held and upstream.count(self, holder) >= limit:
             raise MCPError(
                 code=types.INVALID_REQUEST,
                 message=f"MCP Host Bridge refused resources/subscribe: this agent is already subscribed to {limit} "
                 f"resources of MCP server {session.server_id!r}; unsubscribe from those it no longer needs first",
             )
         try:
-            await upstream.subscribe(self, session, session.server_id, uri)
+            await upstream.subscribe(self, holder, session.server_id, uri)
         except HubError as error:
             raise MCPError(code=error.code, message=sentence(error.message), data=error.data) from error
 
-    async def unsubscribe(self, session: AgentSession, uri: str) -> None:
-        """Let go of ``session``'s subscription; the server is told when nobody (no agent, not the editor) holds it."""
-        await self.hub.upstream.unsubscribe(self, session, session.server_id, uri)
+    async def unsubscribe(self, holder: Holder, server_id: str, uri: str) -> None:
+        """Let go of ``holder``'s subscription; the server is told when nobody (no agent, not the editor) holds it."""
+        await self.hub.upstream.unsubscribe(self, holder, server_id, uri)
+
+    async def release(self, holder: Holder) -> None:
+        """Let go of everything ``holder`` holds (bounded, and done even when cancelled)."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+            await self.hub.upstream.release(self, holder)
 
     async def set_log_level(self, session: AgentSession, level: types.LoggingLevel) -> None:
         """Record the level ``session`` asked for; the server is set to the most verbose level anyone asked for."""
@@ -203,30 +210,30 @@ class Gateway:
 
     # UpstreamClient (host_bridge.hub.upstream).
 
-    def resource_updated(self, server_id: str, uri: str, holders: frozenset[Hashable]) -> None:
-        """A resource changed: tell the agents that hold it."""
-        params = {"uri": uri}
-        size = notification_size(params)
+    def resource_updated(self, server_id: str, uri: str, holders: frozenset[Holder]) -> None:
+        """A resource changed: tell the agents (and the listen streams) that hold it."""
         for holder in holders:
-            if isinstance(holder, AgentSession):
-                holder.notify("notifications/resources/updated", params, size)
+            if isinstance(holder, AgentSession | ListenStream):
+                holder.updated(uri)
 
     def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
         """Route a server's notification to the agents it concerns (converted and sized only when one does)."""
-        recipients: Sequence[AgentSession]
+        sessions = [s for s in self.sessions if s.server_id == server_id]
+        if not sessions:
+            return
         if isinstance(message, types.LoggingMessageNotification):
             level = message.params.level
-            recipients = [s for s in self.sessions if s.server_id == server_id and s.wants_log(level)]
-        elif message.method in _LIST_CHANGED:
-            recipients = [s for s in self.sessions if s.server_id == server_id]
-        else:
-            return
-        if not recipients:
+            if not any(s.wants_log(level) for s in sessions):
+                return
+        elif message.method not in _LIST_CHANGED:
             return
         params = message.params.model_dump(by_alias=True, mode="json", exclude_none=True) if message.params else None
         size = notification_size(params)
-        for session in recipients:
-            session.notify(message.method, params, size)
+        for session in sessions:
+            if isinstance(message, types.LoggingMessageNotification):
+                session.log_message(message.params.level, params, size)
+            else:
+                session.list_changed(message.method, params, size)
 
     def server_restarted(self, server_id: str) -> None:
         """After a restart, tell the server's agents to list again (their subscriptions were made again)."""

@@ -29,8 +29,12 @@ class GatewaySettings:
     it reads. One that does not fit even an empty outbox is still queued alone, so no notification is too long to
     ever reach an agent that reads."""
     max_requests_in_progress: int = 256
-    """Requests one agent may have in progress at once; past this, new ones are refused at once (an agent that never
-    stops sending would otherwise grow the sidecar's memory and load its server without bound)."""
+    """Requests one agent may have in progress at once, each counted until its answer is written to the agent; past
+    this, new ones are refused at once (an agent that never stops sending would otherwise grow the sidecar's memory and
+    load its server without bound)."""
+    max_unwritten_bytes: int = 8 * 2**20
+    """Bytes of answers and notifications waiting to be written to one agent; past this, the gateway reads nothing
+    more from that agent until it has read some (an answer already on its way is still written whole)."""
     max_subscriptions: int = 1000
     """Resources one agent may be subscribed to at once; past this, ``resources/subscribe`` is refused."""
     max_pending_hellos: int = 64

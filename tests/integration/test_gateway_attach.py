@@ -217,20 +217,6 @@ async def test_subscriptions_and_log_messages_reach_the_agents_that_asked(tmp_pa
         assert {"unsubscribe": "tools://res/1"} in records(record)
 
 
-async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_reaches_the_server(
-    tmp_path: Path,
-) -> None:
-    storage, folder, record = workspace(tmp_path)
-    servers = configs({"tools": python_server("tools_server", "--record", str(record))})
-    async with gateway_hub(storage, folder, servers, []) as harness:
-        await harness.gateway.running("tools")
-        assert harness.hub.connection("tools").protocol_version == "2026-07-28"
-        async with harness.agent("tools", mode="auto") as agent:
-            assert agent.protocol_version == PIN
-            assert text(await agent.call_tool("echo", {"text": "across eras"})) == "across eras"
-            assert len((await agent.list_resources()).resources) == 3
-
-
 @pytest.mark.requirement("H3")
 @pytest.mark.parametrize("abstract", [False, True], ids=["file socket", "abstract socket"])
 async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(
