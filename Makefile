@@ -55,8 +55,15 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	cd tests/peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Neovim (Debian's package) for the headless test of examples/neovim.lua; skipped where apt-get cannot run.
+# Neovim (Debian's package) for the headless test of examples/neovim.lua, and the sandbox's kernel helpers:
+# bubblewrap (the mount layer: a private /dev, planted files read-only) and libseccomp2 (the socket filter).
+# Skipped where apt-get cannot run (the sandbox then says in status what it does not confine).
 tools:
+	@command -v bwrap >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null) \
+	      || echo "warning: could not install bubblewrap and libseccomp2; status will say what the sandbox leaves open"; \
+	  else echo "note: bubblewrap or libseccomp2 missing and apt-get not usable; status will say what is not confined"; fi; }
 	@command -v nvim >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \

@@ -251,6 +251,13 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
         help="confine stdio servers to their shared folders with the OS sandbox (default: enforce where supported)",
     )
     connect.add_argument(
+        "--network",
+        choices=("on", "off"),
+        default="on",
+        help="the network of sandboxed stdio servers whose entry does not say (off: the kernel refuses them TCP and "
+        "other protocols; a workspace file cannot turn it on)",
+    )
+    connect.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="print the servers' stderr"
     )
     connect.set_defaults(handler=_connect)
@@ -278,6 +285,11 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
         _server_arguments(change, what="only this server (default: every server named)")
         if action == "allow":
             _broad_argument(change)
+            change.add_argument(
+                "--read-only",
+                action="store_true",
+                help="share them read only: the server's sandbox lets it read, never write, there",
+            )
         change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
     consent.set_defaults(handler=_consent)
 

@@ -26,12 +26,14 @@ from mcp import Client, MCPError
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection
+from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import UnknownServerError
 from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.hub.transports import transport_for
 from host_bridge.hub.upstream import Upstream
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
@@ -319,7 +321,7 @@ class Hub:
         await self.upstream.connected(connection.id, client)
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
-        """Audit how a stdio server is started: its folders on the command line and its sandbox."""
+        """Audit how a server is started: its folders on the command line and its sandbox."""
         if self._audit is not None:
             self._audit.append_launch(connection.config.identity, launch)
 
@@ -357,13 +359,19 @@ class Hub:
         return connection.config.workspace_defined and self.policy.trusted(connection.config.identity) is not True
 
     def _new_connection(self, config: ServerConfig) -> ServerConnection:
+        transport = transport_for(
+            config,
+            self._connection_settings,
+            allowed_read=lambda: self.policy.read_only_paths(config.identity),
+            workspace_folders=self._candidate_paths,
+            shared_read_only=lambda: self.policy.shared_read_only(config.identity),
+        )
         return ServerConnection(
             config,
+            transport=transport,
             roots=lambda: self.registry.roots_for(config.id),
             events=self,
             settings=self._connection_settings,
-            allowed_read=lambda: self.policy.read_only_paths(config.identity),
-            workspace_folders=self._candidate_paths,
         )
 
     def _candidate_paths(self) -> list[str]:
@@ -391,7 +399,8 @@ class Hub:
             if connection.config.identity.key not in identities or launch is None or launch.policy is None:
                 continue
             allowed = tuple(self.policy.read_only_paths(connection.config.identity))
-            if launch.policy.enforced and allowed != launch.allowed_read:
+            read_only = set(self.policy.shared_read_only(connection.config.identity)) & set(launch.folders)
+            if launch.policy.enforced and (allowed != launch.allowed_read or read_only != set(launch.read_only)):
                 logger.info("[%s] the paths it may read changed; restarting it with the new sandbox", connection.id)
                 connection.restart()
 

@@ -110,6 +110,7 @@ async def test_without_consent_ui_a_message_request_answered_deny_shares_nothing
     assert [a.title for a in request.actions or []] == [
         "Allow all 2 folders",
         "Allow all 2 for this session",
+        "Allow all 2 read only",
         "Deny all 2",
         "Ask about each folder",
     ], "one click never shares several folders unless its title says so"

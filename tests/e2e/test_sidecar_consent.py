@@ -117,9 +117,10 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     assert trust.message.startswith("MCP Host Bridge: a workspace file defines the MCP server 'rec'")
     assert ".vscode/mcp.json" in trust.message and f"Runs: {sys.executable} " in trust.message
     assert f"Working directory: {first}" in trust.message
-    assert [a.title for a in folders_prompt.actions or []][:3] == [
+    assert [a.title for a in folders_prompt.actions or []][:4] == [
         "Allow all 2 folders",
         "Allow all 2 for this session",
+        "Allow all 2 read only",
         "Deny all 2",
     ]
     assert str(first) in folders_prompt.message and str(second) in folders_prompt.message
@@ -147,7 +148,13 @@ async def test_asking_about_each_folder_through_message_requests_shares_only_the
     await client.until(lambda: len(client.message_requests) == 4)
     each = client.message_requests[2:]
     assert ["folder 1 of 2" in each[0].message, "folder 2 of 2" in each[1].message] == [True, True]
-    assert [a.title for a in each[0].actions or []] == ["Allow", "Allow for this session", "Deny"]
+    assert [a.title for a in each[0].actions or []] == [
+        "Allow",
+        "Allow for this session",
+        "Allow read only",
+        "Allow read only for this session",
+        "Deny",
+    ]
     status = (await client.request("hostBridge/status"))["servers"][0]
     assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(first)]
 

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.paths import SERVERS
 from support.terminal import WAIT, environment, host_bridge, on_terminal
 
 from host_bridge.uris import canonical_path
 
-QUESTION_END = "[y,s,n,d,a,N,q,?] "
+QUESTION_END = "[y,s,r,n,d,a,N,q,?] "
 RESOURCES = [sys.executable, str(SERVERS / "resources_server.py"), "--count", "2", "--pin", "2025-11-25"]
 SERVER = f"res={shlex.join(RESOURCES)}"
 
@@ -61,6 +62,37 @@ def test_consent_allow_is_used_by_connect_which_says_it_applied_it(tmp_path: Pat
     assert f"[res] remembered: {canonical_path(project)} shared (you allowed it before)" in connected.stderr
     assert f"[res] shared folders: {canonical_path(project)} (project)" in connected.stderr
     assert "no terminal to ask for consent" in connected.stderr  # nothing else was decided
+
+
+@pytest.mark.requirement("I9")
+def test_consent_allow_read_only_is_saved_as_a_read_only_share_that_connect_names(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    storage = tmp_path / "s"
+
+    allowed = run("consent", "allow", "--read-only", "--server", SERVER, "--storage-dir", str(storage), str(project))
+    connected = connect("--server", SERVER, "--storage-dir", str(storage), str(project))
+
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"{canonical_path(project)}: allowed read only for 'res'" in allowed.stderr
+    assert saved(storage) == [("res", canonical_path(project), "allowReadOnly")]
+    assert f"[res] remembered: {canonical_path(project)} shared read only (you allowed it before)" in connected.stderr
+
+
+@pytest.mark.requirement("I9")
+def test_answering_r_at_the_terminal_shares_the_folder_read_only(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    storage = tmp_path / "s"
+    argv = host_bridge("connect", "--sandbox", "off", "--server", SERVER, "--storage-dir", str(storage), str(project))
+
+    with on_terminal(argv) as terminal:
+        terminal.expect(QUESTION_END)
+        terminal.type("r")
+        code = terminal.wait()
+
+    assert code == 0, terminal.text
+    assert saved(storage) == [("res", canonical_path(project), "allowReadOnly")]
 
 
 def test_connect_says_a_remembered_deny_and_does_not_ask_about_that_folder(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ from host_bridge.gateway import registry
 from host_bridge.gateway.service import Gateway
 from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path
 from host_bridge.workspace.models import Candidate
 from support.hub_harness import Recorder

@@ -27,7 +27,7 @@ from support.sidecar import WAIT, BridgeClient
 async def _small_core(server: HostBridgeServer) -> AsyncGenerator[object]:
     from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
-    from host_bridge.hub.connection import ConnectionSettings
+    from host_bridge.hub.settings import ConnectionSettings
 
     options = server.options
     assert options.storage_dir is not None, "an in-process sidecar needs storageDir in its options"

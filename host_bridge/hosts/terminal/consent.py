@@ -33,7 +33,14 @@ from host_bridge.storage import default_storage_dir
 from host_bridge.text import visible
 from host_bridge.uris import canonical_path
 
-_SHOWN = {"allow": "allow", "deny": "deny", "readOnly": "read only"}
+_SHOWN = {
+    "allow": "allow",
+    "allowReadOnly": "allow read only",
+    "allowSession": "allow this session",
+    "allowSessionReadOnly": "allow read only this session",
+    "deny": "deny",
+    "readOnly": "may read (after a refusal)",
+}
 _DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY}
 
 
@@ -74,7 +81,8 @@ def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     code = 0
     for server in servers:
         for folder in folders:
-            code = max(code, _change(policy, server, folder, args.action, terminal))
+            read_only = bool(getattr(args, "read_only", False))
+            code = max(code, _change(policy, server, folder, args.action, terminal, read_only))
     return code
 
 
@@ -90,7 +98,9 @@ def _forgotten_folder(path: str) -> str:
         return os.path.abspath(path)
 
 
-def _change(policy: ConsentPolicy, server: ServerConfig, folder: str, action: str, terminal: Terminal) -> int:
+def _change(
+    policy: ConsentPolicy, server: ServerConfig, folder: str, action: str, terminal: Terminal, read_only: bool = False
+) -> int:
     who = server.identity.describe()
     try:
         if action == "forget":
@@ -98,8 +108,13 @@ def _change(policy: ConsentPolicy, server: ServerConfig, folder: str, action: st
             policy.forget(server.identity, folder)
             done = f"forgot {_SHOWN[had.value]}" if had is not None else "nothing saved"
         else:
-            policy.set(server.identity, folder, _DECISIONS[action])
-            done = "allowed" if action == "allow" else "denied"
+            decision = _DECISIONS[action]
+            if action == "allow" and read_only:
+                decision = Decision.ALLOW_READ_ONLY
+            policy.set(server.identity, folder, decision)
+            done = {Decision.ALLOW: "allowed (read and write)", Decision.ALLOW_READ_ONLY: "allowed read only"}.get(
+                decision, "denied"
+            )
     except DecisionNotSaved as error:
         terminal.warn(f"host-bridge consent {action}: {error}")
         return 1

@@ -30,9 +30,10 @@ NO_TERMINAL = (
     "no terminal to ask for consent; pass --allow PATH for each folder to share "
     "(add --allow-session to not remember it)"
 )
-CHOICES = "[y,s,n,d,a,N,q,?]"
+CHOICES = "[y,s,r,n,d,a,N,q,?]"
 HELP = (
-    "y share it (remembered), s share it this session only, n not now, d never share it (remembered), "
+    "y share it to read and write (remembered), s share it this session only, r share it read only (remembered; "
+    "its sandbox refuses every write there), n not now, d never share it (remembered), "
     "a share it and every other folder still to be asked about for this server, N or x none of the rest for this "
     "server, q quit (nothing is started), ? this help"
 )
@@ -43,6 +44,7 @@ class Answer(enum.Enum):
 
     ALLOW = "allow"
     SESSION = "session"
+    READ_ONLY = "read only"
     NOT_NOW = "not now"
     DENY = "deny"
     ALL = "all"
@@ -56,6 +58,9 @@ _WORDS: dict[str, Answer] = {
     "yes": Answer.ALLOW,
     "s": Answer.SESSION,
     "session": Answer.SESSION,
+    "r": Answer.READ_ONLY,
+    "read": Answer.READ_ONLY,
+    "read only": Answer.READ_ONLY,
     "n": Answer.NOT_NOW,
     "no": Answer.NOT_NOW,
     "d": Answer.DENY,
@@ -71,7 +76,12 @@ _WORDS: dict[str, Answer] = {
     "h": Answer.HELP,
     "help": Answer.HELP,
 }
-_DECISIONS = {Answer.ALLOW: Decision.ALLOW, Answer.SESSION: Decision.ALLOW_SESSION, Answer.DENY: Decision.DENY}
+_DECISIONS = {
+    Answer.ALLOW: Decision.ALLOW,
+    Answer.SESSION: Decision.ALLOW_SESSION,
+    Answer.READ_ONLY: Decision.ALLOW_READ_ONLY,
+    Answer.DENY: Decision.DENY,
+}
 
 
 def terminal_ask(terminal: Terminal) -> Ask:
@@ -176,6 +186,8 @@ def report_remembered(
             meaning = {
                 Decision.ALLOW: "shared (you allowed it before)",
                 Decision.ALLOW_SESSION: "shared this session",
+                Decision.ALLOW_READ_ONLY: "shared read only (you allowed it before)",
+                Decision.ALLOW_SESSION_READ_ONLY: "shared read only this session",
                 Decision.DENY: "not shared (you denied it before)",
                 Decision.READ_ONLY: "not shared; its sandbox may read it (you allowed that before)",
             }[decision]

@@ -300,11 +300,21 @@ async function pickFolders(
 /** The last step of sharing: remembered, or for this session only. */
 async function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
   const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
-    { label: Choice.allow, description: "remembered until you change it", decision: "allow" },
+    { label: Choice.allow, description: "read and write, remembered until you change it", decision: "allow" },
     {
       label: Choice.allowSession,
-      description: "until the host bridge or VS Code restarts",
+      description: "read and write, until the host bridge or VS Code restarts",
       decision: "allowSession",
+    },
+    {
+      label: Choice.allowReadOnly,
+      description: "read only (the sandbox refuses every write there), remembered until you change it",
+      decision: "allowReadOnly",
+    },
+    {
+      label: Choice.allowSessionReadOnly,
+      description: "read only, until the host bridge or VS Code restarts",
+      decision: "allowSessionReadOnly",
     },
   ];
   const picked = await pickOne(

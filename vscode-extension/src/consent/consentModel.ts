@@ -20,8 +20,8 @@ import {
 /** A folder decision the user can give in a prompt (`forget` is never offered there). */
 export type FolderDecision = protocol.RootDecision["decision"];
 
-/** How long a folder is shared. */
-export type AllowKind = "allow" | "allowSession";
+/** How a folder is shared: read and write or read only, remembered or for this session. */
+export type AllowKind = "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly";
 
 /** Button titles of the consent modals; one place so the flow and its tests agree. */
 export const Choice = {
@@ -29,6 +29,8 @@ export const Choice = {
   dontTrust: "Don't Trust",
   allow: "Allow",
   allowSession: "Allow for This Session",
+  allowReadOnly: "Allow Read Only",
+  allowSessionReadOnly: "Allow Read Only for This Session",
   chooseFolders: "Choose Folders…",
   dontShare: "Don't Share",
 } as const;
@@ -359,10 +361,10 @@ export function chooserPlaceholder(): string {
   return "Check the folders to share, then press Enter. Unchecked folders are remembered as not shared; Escape decides nothing.";
 }
 
-/** The placeholder of the last step of sharing: for how long. */
+/** The placeholder of the last step of sharing: read and write or read only, and for how long. */
 export function allowKindPlaceholder(count: number): string {
   const folders = count === 1 ? "the folder" : `the ${count} folders`;
-  return `Share ${folders} how long? Escape shares nothing.`;
+  return `Share ${folders} to read and write, or read only, and how long? Escape shares nothing.`;
 }
 
 /** A QuickPick title naming the product: "MCP Host Bridge: Share Folders with “fs” (1/2)". */
@@ -586,6 +588,8 @@ export function changeSummary(
     applied.filter(keep).map((change) => `“${folderName(change.uri, names)}”`);
   const allowed = named((change) => change.result.applied === "allow");
   const session = named((change) => change.result.applied === "allowSession");
+  const readOnly = named((change) => change.result.applied === "allowReadOnly");
+  const readOnlySession = named((change) => change.result.applied === "allowSessionReadOnly");
   const denied = named((change) => change.result.applied === "deny" && change.result.visibleThrough === undefined);
   const visibleStill = applied.filter(
     (change) => change.result.applied === "deny" && change.result.visibleThrough !== undefined,
@@ -593,6 +597,8 @@ export function changeSummary(
   const parts = [
     ...(allowed.length > 0 ? [`now sharing ${allowed.join(", ")}`] : []),
     ...(session.length > 0 ? [`sharing ${session.join(", ")} for this session`] : []),
+    ...(readOnly.length > 0 ? [`now sharing ${readOnly.join(", ")} read only`] : []),
+    ...(readOnlySession.length > 0 ? [`sharing ${readOnlySession.join(", ")} read only for this session`] : []),
     ...(denied.length > 0 ? [`no longer sharing ${denied.join(", ")}`] : []),
     ...visibleStill.map(
       (change) =>

@@ -404,8 +404,12 @@ describe("the folder dialog", () => {
 
   it("tells the chooser's and the duration step's keys", () => {
     expect(chooserPlaceholder()).toContain("Unchecked folders are remembered as not shared; Escape decides nothing.");
-    expect(allowKindPlaceholder(2)).toBe("Share the 2 folders how long? Escape shares nothing.");
-    expect(allowKindPlaceholder(1)).toBe("Share the folder how long? Escape shares nothing.");
+    expect(allowKindPlaceholder(2)).toBe(
+      "Share the 2 folders to read and write, or read only, and how long? Escape shares nothing.",
+    );
+    expect(allowKindPlaceholder(1)).toBe(
+      "Share the folder to read and write, or read only, and how long? Escape shares nothing.",
+    );
   });
 });
 

@@ -53,6 +53,10 @@ const landlock = {
   enforced: true,
   mechanism: "landlock",
   warnings: [],
+  network: "on" as const,
+  unixSockets: false,
+  readOnly: [],
+  channels: [],
   summary:
     "Linux Landlock (ABI 6) confines this server: it can write only /home/me/webapp and a private temp folder; it can read system folders; everything else, the rest of /home/me included, is refused.",
 };
@@ -397,6 +401,10 @@ describe("the sandbox in status", () => {
       enforced: false,
       mechanism: "none",
       warnings: [],
+      network: "on",
+      unixSockets: false,
+      readOnly: [],
+      channels: [],
       summary: "The sandbox is off for this server (its setting): it can read and write every file your account can.",
     },
   });
@@ -418,7 +426,16 @@ describe("the sandbox in status", () => {
     const waiting = server({
       id: "later",
       state: "starting",
-      sandbox: { setting: "enforce", enforced: false, summary: "not started yet", warnings: [] },
+      sandbox: {
+        setting: "enforce",
+        enforced: false,
+        summary: "not started yet",
+        warnings: [],
+        network: "on",
+        unixSockets: false,
+        readOnly: [],
+        channels: [],
+      },
     });
     expect(sandboxText(waiting)).toBe("not sandboxed yet: it has not started");
     expect(sandboxWord(waiting)).toBe("not sandboxed");

@@ -23,7 +23,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from host_bridge.asking import Question, folders_to_ask
 from host_bridge.consent.identity import ServerIdentity
-from host_bridge.consent.policy import Decision, DecisionNotSaved
+from host_bridge.consent.policy import SHARING, Decision, DecisionNotSaved
 from host_bridge.core import Core
 from host_bridge.hosts.lsp import messages
 from host_bridge.hosts.lsp.feature import Feature, request
@@ -261,7 +261,7 @@ class ConsentFeature(Feature):
             saved, applied, message = False, error.applied, str(error)
             self._server.show_to_user(types.MessageType.Warning, f"[{identity.server_id}] {message}")
         through: str | None = None
-        if applied not in (Decision.ALLOW, Decision.ALLOW_SESSION):
+        if applied not in SHARING:
             through = containing(uri, [r.uri for r in core.registry.roots_for(identity.server_id) if r.uri != uri])
             if through is not None:
                 note = still_visible_text(uri, through)

@@ -9,13 +9,21 @@ from host_bridge.workspace.models import Candidate
 
 ALLOW = "Allow"
 ALLOW_SESSION = "Allow for this session"
+READ_ONLY = "Allow read only"
+READ_ONLY_SESSION = "Allow read only for this session"
 DENY = "Deny"
 TRUST = "Trust and start"
 DONT_TRUST = "Don't trust"
 ONE_BY_ONE = "Ask about each folder"
-FOLDER_DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
-"""Action title → decision of a one-folder question."""
-FOLDER_ACTIONS = [ALLOW, ALLOW_SESSION, DENY]
+FOLDER_DECISIONS = {
+    ALLOW: "allow",
+    ALLOW_SESSION: "allowSession",
+    READ_ONLY: "allowReadOnly",
+    READ_ONLY_SESSION: "allowSessionReadOnly",
+    DENY: "deny",
+}
+"""Action title → decision of a one-folder question ("Allow" shares it to read and write)."""
+FOLDER_ACTIONS = [ALLOW, ALLOW_SESSION, READ_ONLY, READ_ONLY_SESSION, DENY]
 """A one-folder question's actions."""
 
 
@@ -24,6 +32,7 @@ def all_actions(count: int) -> dict[str, str]:
     return {
         f"Allow all {count} folders": "allow",
         f"Allow all {count} for this session": "allowSession",
+        f"Allow all {count} read only": "allowReadOnly",
         f"Deny all {count}": "deny",
     }
 
