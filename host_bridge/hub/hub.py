@@ -390,8 +390,28 @@ class Hub:
         token = self._token
         if token is None or threading.get_ident() == self._loop_thread:
             self._restart_for_read_only(identities)
+            self._trust_changed(identities)
         else:
             anyio.from_thread.run_sync(self._restart_for_read_only, identities, token=token)
+            anyio.from_thread.run_sync(self._trust_changed, identities, token=token)
+
+    def _trust_changed(self, identities: frozenset[str]) -> None:
+        """Trust given or withdrawn anywhere (another window, ``host-bridge consent trust``, ``connect
+        --trust-workspace-servers``) applies to this hub's workspace-defined servers at once: a server waiting for it
+        starts; one no longer trusted stops."""
+        for connection in list(self._connections.values()):
+            config = connection.config
+            if not config.workspace_defined or config.identity.key not in identities:
+                continue
+            trusted = self.policy.trusted(config.identity)
+            held = connection.state is ServerState.AWAITING_TRUST or (
+                connection.state is ServerState.STOPPED and connection not in self._running
+            )
+            if trusted is True and held:
+                connection.last_error = None
+                self.apply_trust(connection.id, True)
+            elif trusted is False and connection.state is not ServerState.STOPPED:
+                self.apply_trust(connection.id, False)
 
     def _restart_for_read_only(self, identities: frozenset[str]) -> None:
         for connection in self._connections.values():

@@ -75,10 +75,11 @@ def allow_only(uri: str) -> ConsentAnswer:
 
 
 class EditorRefusal(JsonRpcException):
-    """An error a test's editor answers a request with on purpose (not a failure of the test)."""
+    """An error a test's editor answers a request with on purpose (not a failure of the test); ``-32601`` is what an
+    editor that does not handle the request answers (Helix)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, -32603)
+    def __init__(self, message: str, code: int = -32603) -> None:
+        super().__init__(message, code)
 
 
 class BridgeClient(LanguageClient):

@@ -101,6 +101,7 @@ class HostBridgeServer(LanguageServer):
         self._exit = asyncio.Event()
         self._stop = asyncio.Event()
         self._core_task: asyncio.Task[None] | None = None
+        self._shutting_down: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop_thread: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -200,6 +201,12 @@ class HostBridgeServer(LanguageServer):
     def core_started(self) -> bool:
         """Whether :meth:`start_core` ran already (it runs once per sidecar)."""
         return self._core_task is not None
+
+    def begin_shutdown(self) -> None:
+        """``shutdown``: start :meth:`shut_down` in the background and return, so the editor gets its answer at once;
+        the main loop's end (``exit``, end of input) waits for the stop to finish (:meth:`stop_core`)."""
+        if self._shutting_down is None:
+            self._shutting_down = self.spawn(self.shut_down(), name="shutdown")
 
     async def shut_down(self) -> None:
         """``shutdown``: every feature's hook, then stop the core."""

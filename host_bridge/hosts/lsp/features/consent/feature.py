@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -41,6 +41,7 @@ from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.roots import containing
 from host_bridge.sandbox.refusals import Refusal
+from host_bridge.storage import default_storage_dir
 from host_bridge.uris import canonical_uri
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ class ConsentFeature(Feature):
     def __init__(self, server: HostBridgeServer, core: Core) -> None:
         self._server = server
         self._core = core
-        self._messages = MessagePrompts(server)
+        storage = server.options.storage_dir
+        self._messages = MessagePrompts(server, storage if storage and storage != default_storage_dir() else None)
         self._pending: set[str] = set()
         """Server ids with a prompt in flight (never two at once for one server)."""
         self._asked: set[tuple[str, str]] = set()
@@ -82,6 +84,44 @@ class ConsentFeature(Feature):
         """The sandbox refusal each server's next folder prompt is about (named in that prompt)."""
         self.prompts = 0
         """How many prompts were sent (tests and diagnostics)."""
+        self._unsubscribe: Callable[[], None] = lambda: None
+        self._trust_seen: dict[str, bool | None] = {}
+        """Identity key → its trust answer when last looked at (to see which was forgotten)."""
+        self._decided: dict[str, set[str]] = {}
+        """Identity key → the folders it had a decision about when last looked at (to see which were forgotten)."""
+
+    async def initialized(self) -> None:
+        """Hear every consent change, wherever it is made (this window, another one, a terminal)."""
+        loop = asyncio.get_running_loop()
+
+        def changed(identities: frozenset[str]) -> None:  # in the thread that changed consent
+            loop.call_soon_threadsafe(self._consent_changed, identities)
+
+        self._unsubscribe = self._core.policy.on_change(changed)
+
+    async def shutdown(self) -> None:
+        """Stop hearing consent changes."""
+        self._unsubscribe()
+
+    def _consent_changed(self, identities: frozenset[str]) -> None:
+        """Decisions changed (here, in another window, in a terminal): a folder whose decision was forgotten
+        (``host-bridge consent forget``) is asked about again in this session, and so is forgotten trust."""
+        core = self._core
+        for connection in core.hub.connections:
+            identity = connection.config.identity
+            if identity.key not in identities:
+                continue
+            now = set(core.policy.decisions_for(identity))
+            for path in self._decided.get(identity.key, set()) - now:
+                self._asked.discard((identity.key, path))
+            self._decided[identity.key] = now
+            trusted = core.policy.trusted(identity)
+            if trusted is None and self._trust_seen.get(identity.key) is not None:
+                self._trust_asked.discard(identity.key)  # forgotten: ask again (a dismissed question stays dismissed)
+            self._trust_seen[identity.key] = trusted
+        if not self._review_scheduled:
+            self._review_scheduled = True
+            asyncio.get_running_loop().call_soon(self._scheduled_review)
 
     def server_changed(self, status: ServerStatus) -> None:
         """A server is starting, runs or awaits trust: it may have something to ask.
@@ -166,6 +206,7 @@ class ConsentFeature(Feature):
         """The folders to ask ``connection`` about now (the core's rule), marked as asked."""
         core = self._core
         identity = connection.config.identity
+        self._decided.setdefault(identity.key, set(core.policy.decisions_for(identity)))
         asked = {path for key, path in self._asked if key == identity.key}
         shared = [root.uri for root in core.registry.roots_for(connection.id)]
         found = folders_to_ask(core.policy, identity, core.registry.candidates, shared=shared, asked=asked).questions

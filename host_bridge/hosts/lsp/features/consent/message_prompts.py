@@ -3,6 +3,10 @@
 A trust question comes alone (its folders are asked about once the server starts); one folder is one question;
 several folders are one question whose answer covers them all, or (``Ask about each folder``) one question each. A
 dismissed question, an error, or a time-out means *not allowed*; each is logged.
+
+An editor that cannot ask (it answers "not handled" or another error, as Helix does, or never answers) is told once
+per server and kind of question, with ``window/showMessage``, the exact ``host-bridge consent`` command that decides
+from a terminal (the running sidecar picks the decision up within a second).
 """
 
 from __future__ import annotations
@@ -21,13 +25,17 @@ from host_bridge.hosts.lsp.features.consent.texts import (
     FOLDER_DECISIONS,
     ONE_BY_ONE,
     TRUST,
+    TRUST_ACTIONS,
     all_actions,
+    decide_command,
     folder_text,
+    visible_path,
     visible_text,
 )
 from host_bridge.hosts.lsp.protocol import AskConsentResult, RootDecision
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import PRODUCT, launch_summary, server_name
+from host_bridge.hub.running import server_handle
 from host_bridge.roots import VisibleThrough
 
 if TYPE_CHECKING:
@@ -36,11 +44,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+class CannotAsk(Exception):
+    """The editor could not show a question: it answered with an error (``-32601`` "not handled" …) or not in time."""
+
+
 class MessagePrompts:
     """Asks the user through ``window/showMessageRequest``."""
 
-    def __init__(self, server: HostBridgeServer) -> None:
+    def __init__(self, server: HostBridgeServer, storage_dir: str | None) -> None:
         self._server = server
+        self._storage_dir = storage_dir
+        """The storage folder when it is not the default one (the terminal command must name it)."""
+        self._told: set[tuple[str, bool]] = set()
+        """(server id, about trust) pairs whose terminal command the user was told already."""
 
     async def ask(
         self,
@@ -51,7 +67,23 @@ class MessagePrompts:
         visible: tuple[VisibleThrough, ...],
         reason: str | None,
     ) -> AskConsentResult | None:
-        """The user's answer about trusting ``connection`` (and ``batch``), or about sharing ``questions``."""
+        """The user's answer about trusting ``connection`` (and ``batch``), or about sharing ``questions``; when the
+        editor cannot ask, the user is told the terminal command instead (and nothing is shared)."""
+        try:
+            return await self._ask(connection, questions, trust_required, batch, visible, reason)
+        except CannotAsk:
+            self._tell_command(connection, questions, trust_required, batch)
+            return None
+
+    async def _ask(
+        self,
+        connection: ServerConnection,
+        questions: Sequence[Question],
+        trust_required: bool,
+        batch: Sequence[ServerConnection],
+        visible: tuple[VisibleThrough, ...],
+        reason: str | None,
+    ) -> AskConsentResult | None:
         ref = connection.config.ref()
         name = server_name(ref)
         if trust_required and batch:
@@ -65,7 +97,7 @@ class MessagePrompts:
                 "trust prompt",
                 f"{PRODUCT}: a workspace file defines {len(refs)} MCP servers. Trust all of them and start them? "
                 f"{shown}{more}.",
-                [trust_all, DONT_TRUST],
+                [DONT_TRUST, trust_all],
                 "hostBridge/restartServer asks again",
             )
             return None if title is None else AskConsentResult(trust=title == trust_all)
@@ -75,7 +107,7 @@ class MessagePrompts:
                 "trust prompt",
                 f"{PRODUCT}: a workspace file defines the MCP server {name}. Trust it and start it? "
                 f"{launch_summary(ref)}.",
-                [TRUST, DONT_TRUST],
+                TRUST_ACTIONS,
                 "hostBridge/restartServer asks again",
             )
             return None if title is None else AskConsentResult(trust=title == TRUST)
@@ -133,8 +165,8 @@ class MessagePrompts:
     async def show(
         self, server_id: str, prompt: str, message: str, actions: Sequence[str], afterwards: str
     ) -> str | None:
-        """The action the user chose, or ``None`` (dismissed, failed or timed out; each is logged). ``afterwards``
-        says how the question can still be answered once it was dismissed."""
+        """The action the user chose, or ``None`` when the user dismissed it (logged, with ``afterwards``: how the
+        question can still be answered); raises :class:`CannotAsk` when the editor failed to ask or timed out."""
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info, message=message, actions=[types.MessageActionItem(title=a) for a in actions]
         )
@@ -144,10 +176,10 @@ class MessagePrompts:
             )
         except TimeoutError:
             logger.warning("[%s] the %s timed out; nothing is shared", server_id, prompt)
-            return None
+            raise CannotAsk from None
         except Exception as error:
             logger.warning("[%s] the editor did not answer the %s (%s); nothing is shared", server_id, prompt, error)
-            return None
+            raise CannotAsk from error
         if item is None or item.title not in actions:
             # Not a warning, but the only trace of why a server waits or shares nothing.
             self._server.log_to_editor(
@@ -157,3 +189,38 @@ class MessagePrompts:
             )
             return None
         return item.title
+
+    def _tell_command(
+        self,
+        connection: ServerConnection,
+        questions: Sequence[Question],
+        trust_required: bool,
+        batch: Sequence[ServerConnection],
+    ) -> None:
+        """Tell the user, once per server and kind of question, the terminal command that decides."""
+        key = (connection.id, trust_required)
+        if key in self._told:
+            return
+        self._told.add(key)
+        name = server_name(connection.config.ref())
+        if trust_required:
+            handles = [server_handle(c.config.identity) for c in (connection, *batch)]
+            names = ", ".join(server_name(c.config.ref()) for c in (connection, *batch))
+            command = decide_command("trust", handles, [], self._storage_dir)
+            text = (
+                f"{PRODUCT}: this editor could not ask whether to trust the MCP server(s) {names}, defined by a "
+                f"workspace file; they are not started. To trust and start them, run in a terminal: {command}"
+            )
+        else:
+            paths = [question.path for question in questions]
+            command = decide_command("allow", [server_handle(connection.config.identity)], paths, self._storage_dir)
+            folders = ", ".join(visible_path(path) for path in paths)
+            text = (
+                f"{PRODUCT}: this editor could not ask whether to share {folders} with the MCP server {name}; "
+                f"nothing is shared. To share, run in a terminal: {command}"
+            )
+        try:
+            self._server.show_to_user(types.MessageType.Warning, text)
+        except Exception:
+            logger.warning("%s", text)
+        self._server.log_to_editor(types.MessageType.Info, f"[{connection.id}] {text}")

@@ -9,7 +9,8 @@ import anyio.to_thread
 
 from host_bridge.consent.policy import Decision, DecisionNotSaved
 from host_bridge.core import Core
-from host_bridge.hosts.lsp.features.consent.message_prompts import MessagePrompts
+from host_bridge.hosts.lsp.features.consent.message_prompts import CannotAsk, MessagePrompts
+from host_bridge.hosts.lsp.features.consent.texts import NOT_NOW
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import PRODUCT, server_name
 from host_bridge.sandbox.refusals import Refusal
@@ -53,15 +54,18 @@ async def ask_read_only(core: Core, prompts: MessagePrompts, connection: ServerC
     """Ask whether the server may read a folder outside every candidate (a runtime path its sandbox refused); a
     warning for the user when the answer could not be saved, else an empty string."""
     allow = f"Let it read {refusal.folder}"
-    title = await prompts.show(
-        connection.id,
-        "sandbox question",
-        f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
-        f"{visible(refusal.path)}, outside the folders shared with it. Let it read {visible(refusal.folder)} "
-        "(read-only, not shared as a folder)? It is restarted to take this in.",
-        [allow, "Not now"],
-        "hostBridge/setConsent with decision readOnly allows it later",
-    )
+    try:
+        title = await prompts.show(
+            connection.id,
+            "sandbox question",
+            f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
+            f"{visible(refusal.path)}, outside the folders shared with it. Let it read {visible(refusal.folder)} "
+            "(read-only, not shared as a folder)? It is restarted to take this in.",
+            [NOT_NOW, allow],
+            "hostBridge/setConsent with decision readOnly allows it later",
+        )
+    except CannotAsk:
+        return ""
     if title != allow:
         return ""
     try:

@@ -38,7 +38,7 @@ async def test_servers_of_one_workspace_file_are_asked_for_trust_in_one_message_
         status = await client.status()
     [question] = client.message_requests
     assert "defines 3 MCP servers" in question.message
-    assert [a.title for a in question.actions or []] == ["Trust all 3 and start", "Don't trust"]
+    assert [a.title for a in question.actions or []] == ["Don't trust", "Trust all 3 and start"]
     assert feature is not None and feature.prompts == 1
     assert all("did not trust" in (s.get("lastError") or "") for s in status["servers"])
 
