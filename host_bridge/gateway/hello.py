@@ -60,6 +60,9 @@ class HelloAnswer(WireModel):
     """The id of this agent session in the gateway's audit log."""
     handover: bool = False
     """The gateway takes ``attach``'s stdin and stdout (only when the hello offered them)."""
+    advice: str | None = None
+    """A sentence for the user, which ``attach`` prints once on stderr (a headless sidecar names the ``host-bridge
+    consent`` command that shares the folder)."""
 
 
 class SessionEnd(WireModel):

@@ -85,6 +85,10 @@ class SessionSource(Protocol):
         """Record a refused connection (the audit log)."""
         ...
 
+    def advice(self, server_id: str) -> str | None:
+        """A sentence for the user of an admitted session with ``server_id`` (``attach`` prints it), if any."""
+        ...
+
 
 class Listener:
     """The socket agents connect to, and the admission of each connection."""
@@ -137,7 +141,10 @@ class Listener:
         self.socket_path = None if path is None else str(path)
         try:
             async with listener, anyio.create_task_group() as tasks:
-                self._entry = registry.new_entry(os.getpid(), address, self.storage_dir, self._folders(), self._secret)
+                folders, headless = self._folders(), self.settings.headless
+                self._entry = registry.new_entry(
+                    os.getpid(), address, self.storage_dir, folders, self._secret, headless=headless
+                )
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
                 logger.info("the gateway listens on %s (registered in %s)", address, gateway_dir)
                 task_status.started()
@@ -148,6 +155,10 @@ class Listener:
             self._entry = None
             self.socket_path = None
             self.address = None
+
+    def folders(self) -> list[str]:
+        """The workspace folders it registers under (real paths)."""
+        return [os.path.realpath(f) for f in self._folders()]
 
     def folders_changed(self) -> None:
         """The workspace folders changed: rewrite the registry entries so ``attach`` finds this sidecar by them."""
@@ -236,11 +247,13 @@ class Listener:
                 await _answer(stream, refused.answer)
                 return
             if not hello.handover:
-                await _answer(stream, HelloAnswer(ok=True, session=session.id))
+                advice = self._sessions.advice(hello.server)
+                await _answer(stream, HelloAnswer(ok=True, session=session.id, advice=advice))
                 fd = stream.extra(anyio.abc.SocketAttribute.raw_socket).fileno()
                 await session.run(fd, fd, pending)
                 return
-            await _answer(stream, HelloAnswer(ok=True, session=session.id, handover=True))
+            advice = self._sessions.advice(hello.server)
+            await _answer(stream, HelloAnswer(ok=True, session=session.id, handover=True, advice=advice))
             try:
                 with anyio.fail_after(self.settings.hello_timeout):
                     agent_in, agent_out = await receive_stdio(cast(anyio.abc.UNIXSocketStream, stream), pending)

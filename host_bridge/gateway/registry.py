@@ -68,6 +68,9 @@ class SidecarEntry(WireModel):
     """Its workspace folders (real paths), in the editor's order."""
     started: float
     """When it started listening (seconds since the epoch)."""
+    headless: bool = False
+    """A sidecar ``attach`` started for a folder no editor had open: an editor's sidecar for the same folder is
+    preferred to it (:func:`find_sidecar`)."""
 
 
 class NoSidecarError(Exception):
@@ -216,7 +219,8 @@ def _rank(entry: SidecarEntry, workspace: str) -> tuple[int, int] | None:
 
 
 def find_sidecar(workspace: str, storage_dir: str | None = None) -> SidecarEntry:
-    """The running sidecar that serves ``workspace`` best (see :func:`_rank`; the newest among equals).
+    """The running sidecar that serves ``workspace`` best (see :func:`_rank`; an editor's before a headless one, then
+    the newest among equals).
 
     Raises :class:`NoSidecarError` with a sentence naming what to start.
     """
@@ -224,24 +228,27 @@ def find_sidecar(workspace: str, storage_dir: str | None = None) -> SidecarEntry
         raise NoSidecarError(NOT_SUPPORTED)
     where = os.path.realpath(workspace)
     directory = gateway_dir(storage_dir or default_storage_dir())
-    ranked: list[tuple[tuple[int, int], float, SidecarEntry]] = []
+    ranked: list[tuple[tuple[int, int], bool, float, SidecarEntry]] = []
     for entry in read_entries(directory):
         rank = _rank(entry, where)
         if rank is not None and reachable(entry):
-            ranked.append((rank, entry.started, entry))
+            ranked.append((rank, not entry.headless, entry.started, entry))
     if not ranked:
         raise NoSidecarError(
             f"no MCP Host Bridge sidecar is running for {where} (looked in {directory}); open this folder in VS Code "
             "with the MCP Host Bridge extension (or start `host-bridge serve` from your editor), then start this "
             "server again"
         )
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    return ranked[-1][2]
+    ranked.sort(key=lambda item: item[:3])
+    return ranked[-1][3]
 
 
-def new_entry(pid: int, socket: str, storage_dir: str, folders: Sequence[str], secret: str) -> SidecarEntry:
+def new_entry(
+    pid: int, socket: str, storage_dir: str, folders: Sequence[str], secret: str, *, headless: bool = False
+) -> SidecarEntry:
     """The entry of this sidecar now (``socket``: a path, or ``@name`` for an abstract socket)."""
     return SidecarEntry(
+        headless=headless,
         pid=pid,
         socket=socket,
         secret=secret,

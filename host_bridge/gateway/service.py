@@ -19,6 +19,7 @@ answered with -32601 and it falls back to ``initialize``, as it would with any h
 from __future__ import annotations
 
 import logging
+import shlex
 from collections.abc import Callable, Sequence
 
 import anyio
@@ -38,6 +39,7 @@ from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import HubError, ServerNotRunningError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.running import server_handle
 from host_bridge.hub.upstream import Holder
 
 logger = logging.getLogger(__name__)
@@ -123,17 +125,47 @@ class Gateway:
 
         Raises :class:`HubError`: unknown server, a failed one, or one still not running after the wait.
         """
+        settled = {ServerState.RUNNING, ServerState.FAILED}
+        if self._settings.headless:
+            settled.add(ServerState.AWAITING_TRUST)  # nobody here will be asked: say so at once
         connection = self.hub.connection(server_id)
         if connection.state is not ServerState.RUNNING:
-            connection = await self.hub.wait_for(
-                server_id, lambda c: c.state in (ServerState.RUNNING, ServerState.FAILED), self._settings.start_timeout
-            )
+            connection = await self.hub.wait_for(server_id, lambda c: c.state in settled, self._settings.start_timeout)
         if connection.state is ServerState.RUNNING:
             return connection
         reason = connection.last_error
         if connection.state is ServerState.AWAITING_TRUST:
             reason = "it waits for you to trust it in MCP Host Bridge's prompt"
+            if self._settings.headless:
+                handle = server_handle(connection.config.identity)
+                reason = (
+                    "it is defined in a folder's config file and you have not trusted it; no editor is open here to "
+                    f"ask you, so trust it with `host-bridge consent trust {handle}` and start it again"
+                )
         raise ServerNotRunningError(server_id, connection.state.value, reason)
+
+    def advice(self, server_id: str) -> str | None:
+        """For a headless sidecar: the command that shares the workspace folder with ``server_id`` when you have not
+        decided about it yet (nothing is shared until you do); ``None`` otherwise."""
+        if not self._settings.headless:
+            return None
+        try:
+            connection = self.hub.connection(server_id)
+        except HubError:
+            return None
+        if self.hub.registry.roots_for(server_id):
+            return None
+        identity = connection.config.identity
+        undecided = [f for f in self.listener.folders() if self.hub.policy.decision(identity, f) is None]
+        if not undecided:
+            return None
+        handle = server_handle(identity)
+        folders = " ".join(shlex.quote(f) for f in undecided)
+        return (
+            f"MCP server {server_id!r} sees no folder: no editor has this folder open, and MCP Host Bridge shares only "
+            f"what you decided before (it never asks here). To share it: `host-bridge consent allow {handle} "
+            f"{folders}` (the running session sees it within a second)"
+        )
 
     # SessionSource (host_bridge.gateway.listener).
 
@@ -144,7 +176,15 @@ class Gateway:
         except HubError as error:
             self.refused(hello, peer_uid, error.message)
             code = "notRunning" if isinstance(error, ServerNotRunningError) else "unknownServer"
-            raise Refused(HelloAnswer(ok=False, reason=code, error=sentence(error.message))) from error
+            message = sentence(error.message)
+            if code == "unknownServer" and self._settings.headless:
+                known = ", ".join(repr(c.id) for c in self.hub.connections) or "none"
+                message = (
+                    f"MCP Host Bridge: no editor has this folder open, and its .vscode/mcp.json and .mcp.json define "
+                    f"no MCP server {hello.server!r} (they define: {known}); `host-bridge agents` prints the entries "
+                    "for the servers it defines"
+                )
+            raise Refused(HelloAnswer(ok=False, reason=code, error=message)) from error
         return AgentSession(self, hello, connection, peer_uid)
 
     def refused(self, hello: Hello, peer_uid: int | None, reason: str) -> None:

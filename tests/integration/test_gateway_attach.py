@@ -24,6 +24,7 @@ from support.records import record_line, records
 from support.servers import python_server
 
 from host_bridge.gateway import registry
+from host_bridge.gateway.attach import IDLE_VARIABLE
 from host_bridge.gateway.audit import read_gateway_audit
 from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
@@ -250,7 +251,9 @@ async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sen
     assert refused and refused[0].server == "nope"
 
 
-def test_with_no_sidecar_attach_exits_with_one_sentence_naming_what_to_start(tmp_path: Path) -> None:
+def test_with_no_sidecar_attach_starts_a_headless_one_which_refuses_a_server_the_folder_does_not_define(
+    tmp_path: Path,
+) -> None:
     finished = subprocess.run(
         [
             sys.executable,
@@ -266,15 +269,15 @@ def test_with_no_sidecar_attach_exits_with_one_sentence_naming_what_to_start(tmp
         input=b"",
         capture_output=True,
         check=False,
-        timeout=WAIT,
-        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+        timeout=2 * WAIT,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), IDLE_VARIABLE: "0.5"},
     )
-    assert finished.returncode == 2
+    assert finished.returncode == 3
     assert finished.stdout == b""
     lines = finished.stderr.decode().strip().splitlines()
-    assert len(lines) == 1
-    assert "no MCP Host Bridge sidecar is running for" in lines[0]
-    assert "open this folder in VS Code with the MCP Host Bridge extension" in lines[0]
+    assert len(lines) == 2
+    assert f"no editor has {canonical_path(tmp_path)} open: started MCP Host Bridge without an editor" in lines[0]
+    assert "MCP server 'fs'" in lines[1]
 
 
 async def test_an_agent_waits_for_its_server_to_start_and_errors_name_host_bridge(tmp_path: Path) -> None:
