@@ -25,6 +25,7 @@ from typing import Protocol, cast
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 from pydantic import ValidationError
 
 from host_bridge.gateway import admission, registry
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 ACCEPT_RETRY = 0.1
 """Seconds before accepting again when the process is out of descriptors."""
+REGISTER_QUIET = 0.1
+"""Seconds without a folder change before the registry entries are rewritten (a burst of changes is one write)."""
 _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
@@ -118,6 +121,7 @@ class Listener:
         self._entry: registry.SidecarEntry | None = None
         self._entry_files: list[Path] = []
         self._turning_away = False
+        self._folders_changed = anyio.Event()
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled; ``task_status.started()`` once agents can connect and find this sidecar. On the way
@@ -148,6 +152,7 @@ class Listener:
                 self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
                 logger.info("the gateway listens on %s (registered in %s)", address, gateway_dir)
                 task_status.started()
+                tasks.start_soon(self._keep_registered, name="gateway registry entry")
                 await self._accept_all(listener, tasks)
         finally:
             registry.remove_files([*self._entry_files, *([path] if path is not None else [])])
@@ -161,13 +166,38 @@ class Listener:
         return [os.path.realpath(f) for f in self._folders()]
 
     def folders_changed(self) -> None:
-        """The workspace folders changed: rewrite the registry entries so ``attach`` finds this sidecar by them."""
-        if self._entry is None:
-            return
-        folders = tuple(os.path.realpath(f) for f in self._folders())
-        if folders != self._entry.folders:
-            self._entry = self._entry.model_copy(update={"folders": folders})
-            self._entry_files = registry.write_entry(self._entry, registry.entry_dirs(self.storage_dir))
+        """The workspace folders changed: the registry entries are rewritten under the new ones, so ``attach`` finds
+        this sidecar by them, once the changes pause for ``REGISTER_QUIET`` seconds, in a worker thread."""
+        self._folders_changed.set()
+
+    async def _keep_registered(self) -> None:
+        """Rewrite the entries after each burst of folder changes: the folders are read once per burst, and resolved
+        and written off the event loop (thousands of folders, changed thousands of times, never hold it up)."""
+        while True:
+            await self._folders_changed.wait()
+            while True:
+                self._folders_changed = anyio.Event()
+                with anyio.move_on_after(REGISTER_QUIET) as quiet:
+                    await self._folders_changed.wait()
+                if quiet.cancelled_caught:
+                    break
+            entry = self._entry
+            if entry is None:
+                continue
+            given = list(self._folders())
+            written = await anyio.to_thread.run_sync(self._rewrite, entry, given)
+            if written is not None:
+                self._entry, self._entry_files = written
+
+    def _rewrite(
+        self, entry: registry.SidecarEntry, given: list[str]
+    ) -> tuple[registry.SidecarEntry, list[Path]] | None:
+        """``entry`` under the real paths of ``given``, written; ``None`` when those are its folders already."""
+        folders = tuple(os.path.realpath(f) for f in given)
+        if folders == entry.folders:
+            return None
+        entry = entry.model_copy(update={"folders": folders})
+        return entry, registry.write_entry(entry, registry.entry_dirs(self.storage_dir))
 
     async def _accept_all(self, listener: anyio.abc.SocketListener, tasks: anyio.abc.TaskGroup) -> None:
         """Accept connections until cancelled; running out of descriptors only pauses accepting."""

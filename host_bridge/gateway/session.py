@@ -139,6 +139,11 @@ class AgentSession:
         self._dropping = 0
 
     @property
+    def unwritten(self) -> int:
+        """Bytes of answers and notifications waiting to be written to the agent."""
+        return 0 if self._writer is None else self._writer.unwritten
+
+    @property
     def calls_in_flight(self) -> int:
         """Forwarded requests not answered by the server yet."""
         return self.calls.upstream

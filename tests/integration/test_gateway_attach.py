@@ -19,13 +19,15 @@ from mcp import MCPError
 from mcp.client.session import ClientRequestContext
 from support.folders import folder_candidate
 from support.gateway_harness import gateway_hub
-from support.hub_harness import WAIT, configs
+from support.hub_harness import WAIT, Recorder, configs
 from support.records import record_line, records
 from support.servers import python_server
 
+from host_bridge.core import CoreSettings, open_core
 from host_bridge.gateway import registry
 from host_bridge.gateway.attach import IDLE_VARIABLE
 from host_bridge.gateway.audit import read_gateway_audit
+from host_bridge.gateway.service import Gateway
 from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
 
@@ -773,3 +775,89 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
                 await anyio.sleep(0.01)
         async with harness.agent("tools") as agent:
             assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.requirement("I11")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the resident memory in /proc")
+async def test_an_agent_that_sends_requests_and_never_reads_holds_a_bounded_amount_and_others_are_answered_in_time(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(max_unwritten_bytes=1 << 20, max_requests_in_progress=32)
+    answer = 32 << 10
+    # What the gateway may hold for one agent: what waits to be written, plus the answers of the requests it counts.
+    bound = settings.max_unwritten_bytes + settings.max_requests_in_progress * (answer + 1024)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        flooding = await raw_agent(harness.attach_command("tools"))
+        async with flooding.process, harness.agent("tools") as other, anyio.create_task_group() as tasks:
+            with anyio.fail_after(WAIT):
+                await flooding.initialize()
+            session = next(s for s in harness.gateway.sessions if s.agent.pid == flooding.process.pid)
+            before = resident_bytes()
+
+            async def flood() -> None:
+                params = {"name": "echo", "arguments": {"text": "x" * answer}}
+                request_id = 100
+                while True:
+                    request_id += 1
+                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+            tasks.start_soon(flood)
+            with anyio.fail_after(WAIT):
+                while session.unwritten <= settings.max_unwritten_bytes:
+                    await anyio.sleep(0.05)  # the gateway stops reading this agent once this is past the limit
+            latencies: list[float] = []
+            for _ in range(5):
+                started = anyio.current_time()
+                assert text(await other.call_tool("echo", {"text": "served"})) == "served"
+                await harness.hub.broker.list_resources("tools", None)  # what the editor asks
+                latencies.append(anyio.current_time() - started)
+            assert sorted(latencies)[2] < 1.0, latencies
+            assert session.unwritten <= bound
+            assert session.calls.answering <= settings.max_requests_in_progress
+            grown = resident_bytes() - before
+            assert grown < bound + (16 << 20), f"the sidecar grew by {grown >> 20} MiB"
+            tasks.cancel_scope.cancel()
+
+
+async def test_two_thousand_folder_changes_of_ten_thousand_folders_leave_the_sidecar_answering_and_register_the_last(
+    tmp_path: Path,
+) -> None:
+    storage = tmp_path / "s"
+    current: list[str] = [str(tmp_path)]
+    async with open_core(storage, Recorder(), settings=CoreSettings(roots_poll_interval=None)) as core:
+        gateway = Gateway(core.hub, str(storage), folders=lambda: current)
+        await core.tasks.start(gateway.serve)
+        stalls: list[float] = []
+        stop = anyio.Event()
+
+        async def status() -> None:
+            """What answers the editor's status, asked every 10 ms; the longest wait between answers is kept."""
+            last = anyio.current_time()
+            while not stop.is_set():
+                await anyio.sleep(0.01)
+                core.hub.statuses()
+                now = anyio.current_time()
+                stalls.append(now - last)
+                last = now
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(status)
+            names = [f"folder-{n}" for n in range(10_000)]
+            for change in range(2000):
+                base = f"{tmp_path}/change-{change}/"
+                current = [base + name for name in names]
+                gateway.folders_changed()
+                await anyio.sleep(0)
+            last = tuple(os.path.realpath(f) for f in current)
+            with anyio.fail_after(WAIT):
+                while next(iter(registry.read_entries(registry.gateway_dir(storage)))).folders != last:
+                    await anyio.sleep(0.05)
+            stop.set()
+        assert max(stalls) < 1.0, f"the sidecar did not answer for {max(stalls):.2f} s"
