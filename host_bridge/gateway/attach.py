@@ -9,7 +9,7 @@ the agent and the sidecar, which saves two hand-overs between processes per mess
 a gateway that does not take them) it carries the messages both ways unchanged. stdout carries nothing but the
 gateway's MCP messages; every sentence goes to stderr.
 
-When no sidecar serves the workspace, ``attach`` starts a headless one for it (:mod:`host_bridge.gateway.headless`),
+When no sidecar serves the workspace, ``attach`` starts a headless one for it (:mod:`host_bridge.hosts.headless`),
 shared by every later ``attach`` there and gone a while (``$HOST_BRIDGE_HEADLESS_IDLE`` seconds, default 30) after
 the last agent left. It uses only saved decisions and never asks; ``attach`` says so once on stderr, with the
 ``host-bridge consent`` command that shares the folder when nothing is shared with the server yet.
@@ -95,7 +95,7 @@ def _start_headless(workspace: str, storage_dir: str | None) -> SidecarEntry:
     Another ``attach`` may start one at the same time: only one runs (it holds the workspace's lock), the other exits
     at once, and both ``attach`` find the one that runs. Raises :class:`NoSidecarError`.
     """
-    command = [sys.executable, "-m", "host_bridge.gateway.headless", "--workspace", workspace]
+    command = [sys.executable, "-m", "host_bridge.hosts.headless", "--workspace", workspace]
     if storage_dir:
         command += ["--storage-dir", storage_dir]
     if idle := os.environ.get(IDLE_VARIABLE):

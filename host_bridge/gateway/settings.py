@@ -44,6 +44,6 @@ class GatewaySettings:
     """Listen on a Linux abstract socket instead of a file; ``None``: where a sandbox can refuse those
     (:func:`host_bridge.gateway.admission.abstract_sockets_scoped`)."""
     headless: bool = False
-    """This is a sidecar ``attach`` started for a folder no editor has open (:mod:`host_bridge.gateway.headless`): its
+    """This is a sidecar ``attach`` started for a folder no editor has open (:mod:`host_bridge.hosts.headless`): its
     registry entry says so, a server waiting for trust is refused at once, and ``attach`` is told which
     ``host-bridge consent`` command shares the folder."""

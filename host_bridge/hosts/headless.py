@@ -1,6 +1,6 @@
 """The headless sidecar: MCP Host Bridge for agents in a folder that no editor has open.
 
-``host-bridge attach`` starts one (``python -m host_bridge.gateway.headless --workspace FOLDER``) when no sidecar
+``host-bridge attach`` starts one (``python -m host_bridge.hosts.headless --workspace FOLDER``) when no sidecar
 serves the folder. It runs the core over the user's storage folder with the servers the folder's own config files
 define (``.vscode/mcp.json``, ``.mcp.json``), and the gateway registered under the folder, marked headless.
 
@@ -174,7 +174,7 @@ async def _publish(hub: Hub, storage_dir: str, workspace: str, events: _Events) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m host_bridge.gateway.headless --workspace FOLDER [--storage-dir DIR] [--idle SECONDS]``."""
+    """``python -m host_bridge.hosts.headless --workspace FOLDER [--storage-dir DIR] [--idle SECONDS]``."""
     parser = argparse.ArgumentParser(
         prog="host-bridge-headless", description="MCP Host Bridge for agents in a folder no editor has open."
     )
