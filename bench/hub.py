@@ -183,7 +183,7 @@ async def hub_listing(servers: int, count: int, repeat: int, work: Path) -> tupl
                 await anyio.sleep(0.05)
         for _ in range(repeat):
             for server in entries:
-                hub.broker.handle_notification(server, types.ResourceListChangedNotification())
+                hub.upstream.notification(server, types.ResourceListChangedNotification())
             for times in (anew, kept):
                 start = time.perf_counter()
                 total, cursor = 0, None

@@ -88,7 +88,7 @@ def parse_line(line: bytes, limits: MessageCheck | None = None) -> SessionMessag
     An answer with more items than ``limits`` allow becomes an error for its request before anything is validated.
     """
     try:
-        value = _loads(line)
+        value = loads(line)
         if limits is not None and (refusal := limits.check(value)) is not None:
             return SessionMessage(refusal)
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
@@ -96,8 +96,9 @@ def parse_line(line: bytes, limits: MessageCheck | None = None) -> SessionMessag
         return error
 
 
-def _loads(line: bytes) -> Any:
-    """``line`` as Python objects; raises ``ValueError`` when it is not JSON."""
+def loads(line: bytes) -> Any:
+    """``line`` as Python objects, a line that is not valid UTF-8 read with the bad bytes replaced and a lone surrogate
+    escape kept; raises ``ValueError`` when it is not JSON."""
     try:
         return pydantic_core.from_json(line)
     except ValueError:

@@ -42,6 +42,9 @@ class Hello(WireModel):
     """Who is attaching."""
     handover: bool = False
     """``attach`` can hand over its stdin and stdout (both are pipes or sockets)."""
+    secret: str | None = None
+    """The sidecar's secret, from its registry entry: only processes that can read the storage directory (never a
+    sandboxed server) have it."""
 
 
 class HelloAnswer(WireModel):
@@ -51,12 +54,15 @@ class HelloAnswer(WireModel):
     """MCP follows on this connection."""
     error: str | None = None
     """Why not, as a sentence that names what to do."""
-    reason: Literal["unknownServer", "notRunning", "badHello", "closing"] | None = None
+    reason: Literal["unknownServer", "notRunning", "badHello", "refused", "closing"] | None = None
     """What kind of refusal it is."""
     session: str | None = None
     """The id of this agent session in the gateway's audit log."""
     handover: bool = False
     """The gateway takes ``attach``'s stdin and stdout (only when the hello offered them)."""
+    advice: str | None = None
+    """A sentence for the user, which ``attach`` prints once on stderr (a headless sidecar names the ``host-bridge
+    consent`` command that shares the folder)."""
 
 
 class SessionEnd(WireModel):

@@ -3,8 +3,13 @@
 Layout, under the storage directory (the extension's global storage in VS Code)::
 
     <storage>/gateway/            0700, refused when it is a link, another user's, or writable by others
-    <storage>/gateway/<pid>.sock  0600, the socket of the sidecar with that process id
-    <storage>/gateway/<pid>.json  0600, its :class:`SidecarEntry`: socket path, workspace folders, start time
+    <storage>/gateway/<pid>.sock  0600, the socket of the sidecar with that process id (none where it is abstract)
+    <storage>/gateway/<pid>.json  0600, its :class:`SidecarEntry`: socket, secret, workspace folders, start time
+
+Where the kernel lets a sandbox refuse abstract UNIX sockets
+(:func:`host_bridge.gateway.admission.abstract_sockets_scoped`) the gateway listens on one instead of a file
+(:func:`abstract_name`), and the entry names it ``@<name>``. The entry also holds the sidecar's secret, which
+``attach`` presents in its hello; no sandbox policy grants this folder.
 
 A socket path must fit in ``sockaddr_un`` (about 100 bytes); when ``<storage>/gateway/<pid>.sock`` would not, the socket
 goes to a 0700 folder of this user's in ``$XDG_RUNTIME_DIR`` (or the temporary folder) and the entry names it. When the
@@ -20,6 +25,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -48,18 +54,23 @@ NOT_SUPPORTED = (
 class SidecarEntry(WireModel):
     """One running sidecar's gateway, as written to ``<storage>/gateway/<pid>.json``."""
 
-    version: int = 1
-    """Format version of this file."""
+    version: int = 2
+    """Format version of this file (2: with :attr:`secret`)."""
     pid: int
     """Process id of the sidecar."""
     socket: str
-    """Path of its Unix domain socket."""
+    """Path of its Unix domain socket, or ``@<name>`` for a Linux abstract socket."""
+    secret: str | None = None
+    """What ``attach`` presents in its hello to be admitted (absent in entries of sidecars before version 2)."""
     storage_dir: str
     """Its storage directory (where its consent store and audit logs are)."""
     folders: tuple[str, ...]
     """Its workspace folders (real paths), in the editor's order."""
     started: float
     """When it started listening (seconds since the epoch)."""
+    headless: bool = False
+    """A sidecar ``attach`` started for a folder no editor had open: an editor's sidecar for the same folder is
+    preferred to it (:func:`find_sidecar`)."""
 
 
 class NoSidecarError(Exception):
@@ -95,6 +106,22 @@ def socket_path(storage_dir: str | os.PathLike[str], pid: int) -> Path:
         if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
             return path
     return Path("/tmp") / f"host-bridge-{os.getuid()}" / f"{digest}-{pid}.sock"
+
+
+def abstract_name(pid: int) -> str:
+    """A new abstract socket name for the sidecar ``pid``, as the entry writes it (``@host-bridge/…``): this user's,
+    this process's, and a random part so that no other process can have bound it first."""
+    return f"@host-bridge/{os.getuid()}/{pid}-{secrets.token_hex(8)}"
+
+
+def connect_address(socket: str) -> str:
+    """What to pass to ``connect`` for an entry's :attr:`SidecarEntry.socket` (``@name`` → the abstract name)."""
+    return "\0" + socket[1:] if socket.startswith("@") else socket
+
+
+def reachable(entry: SidecarEntry) -> bool:
+    """Whether ``entry``'s socket may be connected to: an abstract one always, a file one while it exists."""
+    return entry.socket.startswith("@") or os.path.exists(entry.socket)
 
 
 def entry_dirs(storage_dir: str | os.PathLike[str]) -> list[Path]:
@@ -192,7 +219,8 @@ def _rank(entry: SidecarEntry, workspace: str) -> tuple[int, int] | None:
 
 
 def find_sidecar(workspace: str, storage_dir: str | None = None) -> SidecarEntry:
-    """The running sidecar that serves ``workspace`` best (see :func:`_rank`; the newest among equals).
+    """The running sidecar that serves ``workspace`` best (see :func:`_rank`; an editor's before a headless one, then
+    the newest among equals).
 
     Raises :class:`NoSidecarError` with a sentence naming what to start.
     """
@@ -200,26 +228,30 @@ def find_sidecar(workspace: str, storage_dir: str | None = None) -> SidecarEntry
         raise NoSidecarError(NOT_SUPPORTED)
     where = os.path.realpath(workspace)
     directory = gateway_dir(storage_dir or default_storage_dir())
-    ranked: list[tuple[tuple[int, int], float, SidecarEntry]] = []
+    ranked: list[tuple[tuple[int, int], bool, float, SidecarEntry]] = []
     for entry in read_entries(directory):
         rank = _rank(entry, where)
-        if rank is not None and os.path.exists(entry.socket):
-            ranked.append((rank, entry.started, entry))
+        if rank is not None and reachable(entry):
+            ranked.append((rank, not entry.headless, entry.started, entry))
     if not ranked:
         raise NoSidecarError(
             f"no MCP Host Bridge sidecar is running for {where} (looked in {directory}); open this folder in VS Code "
             "with the MCP Host Bridge extension (or start `host-bridge serve` from your editor), then start this "
             "server again"
         )
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    return ranked[-1][2]
+    ranked.sort(key=lambda item: item[:3])
+    return ranked[-1][3]
 
 
-def new_entry(pid: int, socket: Path, storage_dir: str, folders: Sequence[str]) -> SidecarEntry:
-    """The entry of this sidecar now."""
+def new_entry(
+    pid: int, socket: str, storage_dir: str, folders: Sequence[str], secret: str, *, headless: bool = False
+) -> SidecarEntry:
+    """The entry of this sidecar now (``socket``: a path, or ``@name`` for an abstract socket)."""
     return SidecarEntry(
+        headless=headless,
         pid=pid,
-        socket=str(socket),
+        socket=socket,
+        secret=secret,
         storage_dir=os.path.realpath(storage_dir),
         folders=tuple(os.path.realpath(f) for f in folders),
         started=time.time(),

@@ -1,24 +1,29 @@
-"""MCP over a gateway connection: newline-delimited JSON-RPC, as on stdio, read and written as the SDK's streams.
+"""An agent's connection as lines: the hello line, then newline-delimited JSON-RPC read and written on descriptors.
 
-The framing is the stdio transport's (:mod:`host_bridge.jsonrpc_lines`): lines split with a
-:class:`~host_bridge.jsonrpc_lines.LineSplitter` (a hard cap per line) and parsed with
-:func:`~host_bridge.jsonrpc_lines.parse_line`, which hands the SDK a message validated by its own JSON-RPC models (or
-the parse error, as the SDK's readers do).
+The framing is MCP's stdio framing (:mod:`host_bridge.jsonrpc_lines`): lines split under a hard cap. The gateway reads
+and writes the agent's non-blocking descriptors itself, with no pump task in between: :class:`LineReader` hands out
+raw lines (the session parses only what it must), and :class:`AgentWriter` writes each frame at once while the
+descriptor takes it, queues the rest, and counts the bytes not written yet, so the session can hold an agent that does
+not read to a bound.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
+from collections.abc import Callable
+from typing import TypeAlias
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
-from mcp.shared.message import SessionMessage
 
-from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_line
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter
 
 _RECEIVE_BYTES = 1 << 20
+_Frame: TypeAlias = "tuple[memoryview[int], Callable[[], None] | None]"
+"""What is left to write of a frame, and what to call once it is written."""
 
 
 class HelloError(Exception):
@@ -41,33 +46,37 @@ async def read_hello(stream: anyio.abc.ByteReceiveStream, max_bytes: int) -> tup
     return buffer[:end], buffer[end + 1 :]
 
 
-class MessageReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
-    """The SDK's read stream over the connection: each line parsed when the dispatcher asks for the next message.
+class LineReader:
+    """The agent's lines, read from a non-blocking descriptor when asked for.
 
-    Reading in the dispatcher's own task (no pump task and memory stream in between) saves two hand-overs per message,
-    and reading the non-blocking descriptor directly (waiting for it only when it has nothing) saves the event loop
-    pass that a byte stream's ``receive`` makes before every read. Before reading again after a message, it lets the
-    other tasks run first: the dispatcher has just started the handler of that message, which then forwards it before
-    this task looks for the next one (and an agent that never stops sending cannot starve the other tasks).
+    Reading the descriptor directly (waiting for it only when it has nothing) saves the event loop pass a byte
+    stream's ``receive`` makes before every read. After each line it lets the other tasks run first, so an agent that
+    never stops sending cannot starve the rest of the sidecar.
     """
 
-    def __init__(self, fd: int, pending: bytes, max_line_bytes: int) -> None:
+    def __init__(self, fd: int, pending: bytes = b"", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self._fd = fd
         self._splitter = LineSplitter(max_line_bytes)
         self._lines: deque[bytes] = deque(self._splitter.feed(pending))
         self._ended = False
         self._delivered = False
 
-    async def receive(self) -> SessionMessage | Exception:
-        """The next message (or its parse error); :class:`anyio.EndOfStream` once the peer closed."""
+    @property
+    def overflowed(self) -> bool:
+        """A line went over the cap (the reader has ended)."""
+        return self._splitter.overflowed
+
+    async def receive(self) -> bytes | None:
+        """The next line that is not blank (without its newline); ``None`` once the agent closed its side or sent a
+        line over the cap."""
         while True:
             while self._lines:
                 line = self._lines.popleft()
                 if line and not line.isspace():
                     self._delivered = True
-                    return parse_line(line)
+                    return line
             if self._ended or self._splitter.overflowed:
-                raise anyio.EndOfStream
+                return None
             if self._delivered:
                 self._delivered = False
                 await anyio.lowlevel.checkpoint()
@@ -84,71 +93,109 @@ class MessageReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
                 continue
             self._lines.extend(self._splitter.feed(chunk))
 
-    async def aclose(self) -> None:
-        """Nothing to release: the descriptor belongs to the gateway."""
-        self._ended = True
 
+class AgentWriter:
+    """Frames for the agent, written whole and in order to a non-blocking descriptor.
 
-class MessageWriter(anyio.abc.ObjectSendStream[SessionMessage]):
-    """The SDK's write stream over the connection: each message written by the task that sends it, whole and in order.
-
-    A message that fits in the descriptor's buffer is written at once, without a pass of the event loop; one that
-    does not is finished under a lock (later messages queue behind it) while the descriptor drains.
+    :meth:`write` never waits: a frame the descriptor takes at once costs no pass of the event loop; the rest is queued
+    and written by :meth:`run` as the descriptor drains. Each frame may carry a callback called once it is written
+    whole (or dropped, when the writer closes): the session counts an answer against the agent until then. A
+    descriptor that fails closes the writer.
     """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._lock = anyio.Lock()
-        self._queued = 0
-        self._closed = False
+        self._queue: deque[_Frame] = deque()
+        self._waiting = anyio.Event()
+        self._drained = anyio.Event()
+        self._drained.set()
+        self._progress = anyio.Event()
+        self.unwritten = 0
+        """Bytes queued and not written yet."""
+        self.closed = False
+        """The descriptor failed or the session ended: nothing more is written."""
 
-    async def send(self, item: SessionMessage) -> None:
-        """Write one message as a line; a peer that went away makes it :class:`anyio.ClosedResourceError`."""
-        if self._closed:
-            raise anyio.ClosedResourceError
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8", "replace") + b"\n"
-        if not self._queued:
-            written = self._write(data)
-            if written == len(data):
+    def write(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        """Write ``data`` (one or more whole frames), now as far as the descriptor takes it, the rest later."""
+        if self.closed:
+            if done is not None:
+                done()
+            return
+        view = memoryview(data)
+        if not self._queue:
+            view = view[self._write(view) :]
+            if not view:
+                if done is not None:
+                    done()
                 return
-            data = data[written:]
-        self._queued += 1
-        try:
-            async with self._lock:
-                view = memoryview(data)
-                while view:
-                    await anyio.wait_writable(self._fd)
-                    if self._closed:
-                        raise anyio.ClosedResourceError
-                    view = view[self._write(view) :]
-        except BaseException:
-            # Part of a message may be out: nothing after it could be framed.
-            self._closed = True
-            raise
-        finally:
-            self._queued -= 1
+            if self.closed:
+                if done is not None:
+                    done()
+                return
+        if not self._queue:
+            self._drained = anyio.Event()
+        self._queue.append((view, done))
+        self.unwritten += len(view)
+        self._waiting.set()
 
-    def _write(self, data: bytes | memoryview) -> int:
+    def _write(self, view: memoryview) -> int:
         try:
-            return os.write(self._fd, data)
+            return os.write(self._fd, view)
         except BlockingIOError:
             return 0
         except OSError:
-            self._closed = True
-            raise anyio.ClosedResourceError from None
+            self.close()
+            return 0
 
-    async def aclose(self) -> None:
-        """Stop writing (the descriptor itself is closed by the gateway)."""
-        self._closed = True
+    async def run(self) -> None:
+        """Write what is queued as the descriptor drains, until :meth:`close` (or a failed write)."""
+        while not self.closed:
+            if not self._queue:
+                self._waiting = anyio.Event()
+                await self._waiting.wait()
+                continue
+            with contextlib.suppress(OSError):
+                await anyio.wait_writable(self._fd)
+            while self._queue and not self.closed:
+                frame: _Frame = self._queue[0]
+                view, done = frame
+                written = self._write(view)
+                if not written:
+                    break
+                self._progress.set()
+                self.unwritten -= written
+                if written < len(view):
+                    rest: _Frame = (view[written:], done)
+                    self._queue[0] = rest
+                    break
+                self._queue.popleft()
+                if done is not None:
+                    done()
+            if not self._queue:
+                self._drained.set()
 
+    async def below(self, limit: int) -> None:
+        """Until at most ``limit`` bytes wait to be written (or the writer closed)."""
+        while self.unwritten > limit and not self.closed:
+            self._progress = anyio.Event()
+            await self._progress.wait()
 
-def message_streams(
-    read_fd: int, write_fd: int, pending: bytes = b"", *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-) -> tuple[MessageReader, MessageWriter]:
-    """The SDK's stream pair over two non-blocking descriptors (the same one for a socket); ``pending`` are bytes
-    already read past the hello line.
+    async def drained(self) -> None:
+        """Until nothing is queued (or the writer closed)."""
+        while self._queue and not self.closed:
+            await self._drained.wait()
 
-    The read side ends at end of input, or after a line longer than ``max_line_bytes`` (nothing after it can be
-    framed).
-    """
-    return MessageReader(read_fd, pending, max_line_bytes), MessageWriter(write_fd)
+    def close(self) -> None:
+        """Write nothing more: what is queued is dropped, and its callbacks are called."""
+        if self.closed:
+            return
+        self.closed = True
+        queue = self._queue
+        self._queue = deque[_Frame]()
+        self.unwritten = 0
+        for _view, done in queue:
+            if done is not None:
+                done()
+        self._waiting.set()
+        self._drained.set()
+        self._progress.set()

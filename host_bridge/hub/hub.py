@@ -3,7 +3,9 @@ resources brokered for the editor.
 
 The hub is the single owner of the connections' task group. It wires the pieces: the roots registry's
 change events become ``roots/list_changed`` for exactly the server concerned; every ``roots/list``
-answer is audited; resource notifications go to the broker; trust gates workspace-defined servers.
+answer is audited; what the servers hold for the editor and the agents is kept in one book
+(:class:`~host_bridge.hub.upstream.Upstream`), which routes their notifications to the broker and the gateway; trust
+gates workspace-defined servers.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports import transport_for
+from host_bridge.hub.upstream import Upstream
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
@@ -62,17 +65,11 @@ class HubEvents(Protocol):
         """The sandbox refused a server a path outside its folders: the host may offer to share it (or let it read)."""
 
 
-class HubObserver(Protocol):
-    """Follows every server besides the host: the agent gateway (``host_bridge.gateway``)."""
-
-    def server_state(self, connection: ServerConnection) -> None:
-        """A connection's state changed (it is running, restarting, stopped …)."""
-
-    def server_notification(self, server_id: str, message: types.ServerNotification) -> None:
-        """A server sent a notification (log message, list changed, resource updated …)."""
+class ServerRequests(Protocol):
+    """Who answers what the servers ask their client (sampling, elicitation): the agent gateway."""
 
     def client_options(self, server_id: str) -> dict[str, Any]:
-        """Extra ``mcp.Client`` options for the server's next session."""
+        """Extra ``mcp.Client`` options (the callbacks) for the server's next session."""
         ...
 
 
@@ -94,12 +91,15 @@ class Hub:
         """Consent, including trust of workspace-defined servers."""
         self.registry = registry
         """Effective roots per server."""
+        self.upstream = Upstream(self)
+        """What the servers hold for the editor and the agents: subscriptions, log level, restarts."""
         self.broker = ResourceBroker(
             self,
             settings=resource_settings or ResourceSettings(),
             on_updated=events.resource_updated,
             on_list_changed=events.resources_changed,
             on_notice=events.notice,
+            upstream=self.upstream,
         )
         """Resources across servers, for the editor's pickers."""
         self._events = events
@@ -120,8 +120,8 @@ class Hub:
         """Connections whose task is alive → set when it returns."""
         registry.subscribe(self._roots_changed)
         policy.on_change(self._consent_changed)
-        self.observers: list[HubObserver] = []
-        """Parties following every server besides the host (the agent gateway); see :class:`HubObserver`."""
+        self.server_requests: ServerRequests | None = None
+        """Who answers the servers' sampling and elicitation requests (the agent gateway, while it runs)."""
 
     # Configuration and lifecycle.
 
@@ -311,9 +311,8 @@ class Hub:
             self.broker.server_running(connection.id)
         else:
             self.broker.forget_server(connection.id)
+            self.upstream.disconnected(connection.id)
         self._events.server_changed(self._status(connection))
-        for observer in self.observers:
-            observer.server_state(connection)
 
     def log_line(self, connection: ServerConnection, line: str) -> None:
         """Forward a server's stderr line."""
@@ -326,15 +325,13 @@ class Hub:
             self._audit.append(connection.config.identity, connection.protocol_version, roots)
 
     def notification(self, connection: ServerConnection, message: types.ServerNotification) -> None:
-        """Hand resource notifications to the broker."""
-        self.broker.handle_notification(connection.id, message)
-        for observer in self.observers:
-            observer.server_notification(connection.id, message)
+        """Hand a server's notification to the book of upstream state, which routes it to the broker and the
+        gateway."""
+        self.upstream.notification(connection.id, message)
 
     async def connected(self, connection: ServerConnection, client: Client) -> None:
-        """While connected: re-establish subscriptions and serve listen streams."""
-        await self.broker.resubscribe(connection.id)
-        await self.broker.serve_subscriptions(connection.id, client)
+        """While connected: re-establish what is held and serve listen streams."""
+        await self.upstream.connected(connection.id, client)
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
         """Audit how a server is started: its folders on the command line and its sandbox."""
@@ -347,11 +344,9 @@ class Hub:
         self._events.sandbox_refused(connection.id, refusal)
 
     def client_options(self, connection: ServerConnection) -> dict[str, Any]:
-        """The observers' extra ``mcp.Client`` options for the connection's next session."""
-        options: dict[str, Any] = {}
-        for observer in self.observers:
-            options.update(observer.client_options(connection.id))
-        return options
+        """Extra ``mcp.Client`` options for the connection's next session (see :attr:`server_requests`)."""
+        requests = self.server_requests
+        return requests.client_options(connection.id) if requests is not None else {}
 
     # Internals.
 
@@ -477,6 +472,7 @@ class Hub:
         connection.stop()
         self.registry.remove_server(server_id)
         self.broker.forget_server(server_id)
+        self.upstream.disconnected(server_id)
 
     def _roots_changed(self, server_id: str, roots: tuple[Root, ...]) -> None:
         connection = self._connections.get(server_id)

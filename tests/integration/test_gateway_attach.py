@@ -19,12 +19,16 @@ from mcp import MCPError
 from mcp.client.session import ClientRequestContext
 from support.folders import folder_candidate
 from support.gateway_harness import gateway_hub
-from support.hub_harness import WAIT, configs
+from support.hub_harness import WAIT, Recorder, configs
 from support.records import record_line, records
 from support.servers import python_server
 
+from host_bridge.core import CoreSettings, open_core
+from host_bridge.gateway import registry
+from host_bridge.gateway.attach import IDLE_VARIABLE
 from host_bridge.gateway.audit import read_gateway_audit
-from host_bridge.gateway.service import GatewaySettings
+from host_bridge.gateway.service import Gateway
+from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -216,27 +220,28 @@ async def test_subscriptions_and_log_messages_reach_the_agents_that_asked(tmp_pa
         assert {"unsubscribe": "tools://res/1"} in records(record)
 
 
-async def test_an_agent_of_the_2026_era_falls_back_to_the_handshake_and_still_reaches_the_server(
-    tmp_path: Path,
-) -> None:
-    storage, folder, record = workspace(tmp_path)
-    servers = configs({"tools": python_server("tools_server", "--record", str(record))})
-    async with gateway_hub(storage, folder, servers, []) as harness:
-        await harness.gateway.running("tools")
-        assert harness.hub.connection("tools").protocol_version == "2026-07-28"
-        async with harness.agent("tools", mode="auto") as agent:
-            assert agent.protocol_version == PIN
-            assert text(await agent.call_tool("echo", {"text": "across eras"})) == "across eras"
-            assert len((await agent.list_resources()).resources) == 3
-
-
 @pytest.mark.requirement("H3")
-async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(tmp_path: Path) -> None:
+@pytest.mark.parametrize("abstract", [False, True], ids=["file socket", "abstract socket"])
+async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sentence(
+    tmp_path: Path, abstract: bool
+) -> None:
+    if abstract and not sys.platform.startswith("linux"):
+        pytest.skip("abstract sockets are Linux's")
     storage, folder, record = workspace(tmp_path)
-    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
-        socket_path = Path(harness.gateway.socket_path or "")
-        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
-        assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+    settings = GatewaySettings(abstract_socket=abstract)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        entry_file = registry.gateway_dir(storage) / f"{os.getpid()}.json"
+        assert stat.S_IMODE(entry_file.stat().st_mode) == 0o600
+        assert stat.S_IMODE(entry_file.parent.stat().st_mode) == 0o700
+        if abstract:
+            assert harness.gateway.socket_path is None
+            assert harness.entry().socket.startswith("@host-bridge/")
+            assert not list(registry.gateway_dir(storage).glob("*.sock"))
+        else:
+            socket_path = Path(harness.gateway.socket_path or "")
+            assert harness.entry().socket == str(socket_path)
+            assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
         command = harness.attach_command("nope")
         finished = await anyio.run_process([command.command, *command.args], input=b"", check=False, env=command.env)
         assert finished.returncode == 3
@@ -248,7 +253,9 @@ async def test_the_socket_is_private_and_an_unknown_server_is_refused_with_a_sen
     assert refused and refused[0].server == "nope"
 
 
-def test_with_no_sidecar_attach_exits_with_one_sentence_naming_what_to_start(tmp_path: Path) -> None:
+def test_with_no_sidecar_attach_starts_a_headless_one_which_refuses_a_server_the_folder_does_not_define(
+    tmp_path: Path,
+) -> None:
     finished = subprocess.run(
         [
             sys.executable,
@@ -264,15 +271,15 @@ def test_with_no_sidecar_attach_exits_with_one_sentence_naming_what_to_start(tmp
         input=b"",
         capture_output=True,
         check=False,
-        timeout=WAIT,
-        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+        timeout=2 * WAIT,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), IDLE_VARIABLE: "0.5"},
     )
-    assert finished.returncode == 2
+    assert finished.returncode == 3
     assert finished.stdout == b""
     lines = finished.stderr.decode().strip().splitlines()
-    assert len(lines) == 1
-    assert "no MCP Host Bridge sidecar is running for" in lines[0]
-    assert "open this folder in VS Code with the MCP Host Bridge extension" in lines[0]
+    assert len(lines) == 2
+    assert f"no editor has {canonical_path(tmp_path)} open: started MCP Host Bridge without an editor" in lines[0]
+    assert "MCP server 'fs'" in lines[1]
 
 
 async def test_an_agent_waits_for_its_server_to_start_and_errors_name_host_bridge(tmp_path: Path) -> None:
@@ -450,12 +457,13 @@ import socket, sys
 held = []
 for _ in range(int(sys.argv[2])):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
+    s.connect(sys.argv[1].replace("@", "\\0", 1) if sys.argv[1].startswith("@") else sys.argv[1])
     held.append(s)
 print("connected", flush=True)
 sys.stdin.read()
 """
-"""Opens N connections to the gateway at argv[1], says so, and holds them, silent, until stdin closes."""
+"""Opens N connections to the gateway at argv[1] (a path, or ``@name``), says so, and holds them, silent, until stdin
+closes."""
 
 
 @pytest.mark.requirement("H3")
@@ -467,7 +475,7 @@ async def test_connections_past_the_descriptor_limit_pause_the_gateway_and_it_se
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         await harness.gateway.running("tools")
         flood = await anyio.open_process(
-            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "64"],
+            [sys.executable, "-c", FLOOD, harness.gateway.address or "", "64"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -553,34 +561,44 @@ async def test_what_a_server_sends_while_no_agent_call_is_under_way_is_refused_o
 
 OTHER_USER = """
 import os, socket, sys
-folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+if sys.argv[1].startswith("@"):
+    address = "\\0" + sys.argv[1][1:]
+else:
+    folder = os.open(os.path.dirname(sys.argv[1]), os.O_PATH)
+    address = f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}"
 os.setgid(65534)
 os.setuid(65534)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(f"/proc/self/fd/{folder}/{os.path.basename(sys.argv[1])}")
+s.connect(address)
 try:
     s.sendall(sys.argv[2].encode() + b"\\n")
     print(repr(s.recv(4096)), flush=True)
 except (BrokenPipeError, ConnectionResetError):  # closed before or after the hello arrived, unread
     print(repr(b""), flush=True)
 """
-"""Connects to the gateway socket at argv[1] as user 65534, sends the hello argv[2], prints what came back."""
+"""Connects to the gateway at argv[1] (a path, or ``@name``) as user 65534, sends the hello argv[2], prints what came
+back."""
 
 
 @pytest.mark.requirement("H3")
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="needs root to be another user")
+@pytest.mark.parametrize("abstract", [False, True], ids=["file socket", "abstract socket"])
 async def test_a_connection_from_another_user_is_closed_unanswered_even_when_file_modes_let_it_in(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, abstract: bool
 ) -> None:
     storage, folder, record = workspace(tmp_path)
-    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+    settings = GatewaySettings(abstract_socket=abstract)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
         await harness.gateway.running("tools")
-        socket_path = Path(harness.gateway.socket_path or "")
-        # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
-        socket_path.parent.chmod(0o711)
-        socket_path.chmod(0o666)
-        hello = json.dumps({"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": 1}})
-        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, str(socket_path), hello], check=False)
+        if not abstract:
+            socket_path = Path(harness.gateway.socket_path or "")
+            # A mistaken chmod (or an ACL) must not be all that stands between another user and the servers.
+            socket_path.parent.chmod(0o711)
+            socket_path.chmod(0o666)
+        # Even with the secret: an abstract socket has no file mode at all.
+        hello = json.dumps(harness.hello("tools"))
+        address = harness.gateway.address or ""
+        other = await anyio.run_process([sys.executable, "-c", OTHER_USER, address, hello], check=False)
         assert other.returncode == 0, other.stderr
         assert other.stdout.strip() == b"b''"
         assert any("refused a gateway connection from user id 65534" in r.getMessage() for r in caplog.records)
@@ -619,11 +637,11 @@ async def test_a_handover_of_more_descriptors_than_stdin_and_stdout_is_refused_a
     storage, folder, record = workspace(tmp_path)
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
         await harness.gateway.running("tools")
-        stream = await anyio.connect_unix(harness.gateway.socket_path or "")
+        stream = await anyio.connect_unix(harness.address)
         reads, writes = zip(*(os.pipe() for _ in range(3)), strict=True)
         try:
             async with stream:
-                hello = {"hostBridgeGateway": 1, "server": "tools", "agent": {"pid": os.getpid()}, "handover": True}
+                hello = harness.hello("tools", handover=True)
                 await stream.send(json.dumps(hello).encode() + b"\n")
                 answer = b""
                 with anyio.fail_after(WAIT):
@@ -731,7 +749,7 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
     async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
         await harness.gateway.running("tools")
         flood = await anyio.open_process(
-            [sys.executable, "-c", FLOOD, harness.gateway.socket_path or "", "8"],
+            [sys.executable, "-c", FLOOD, harness.gateway.address or "", "8"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -743,7 +761,7 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
                     said += await flood.stdout.receive()
                 assert said == b"connected\n"
                 # Accepted after the flood's eight: four of those still wait for their hello.
-                probe = await anyio.connect_unix(harness.gateway.socket_path or "")
+                probe = await anyio.connect_unix(harness.address)
                 async with probe:
                     with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
                         await probe.receive()
@@ -753,7 +771,98 @@ async def test_connections_past_the_limit_of_those_waiting_for_their_hello_are_c
             await flood.stdin.aclose()
             await flood.wait()
         with anyio.fail_after(WAIT):
-            while harness.gateway.waiting_for_hello:
+            while harness.gateway.listener.waiting_for_hello:
                 await anyio.sleep(0.01)
         async with harness.agent("tools") as agent:
             assert text(await agent.call_tool("echo", {"text": "served again"})) == "served again"
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.requirement("I11")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the resident memory in /proc")
+async def test_an_agent_that_sends_requests_and_never_reads_holds_a_bounded_amount_and_others_are_answered_in_time(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(max_unwritten_bytes=1 << 20, max_requests_in_progress=32)
+    answer = 32 << 10
+    # What the gateway may hold for one agent: what waits to be written, plus the answers of the requests it counts.
+    bound = settings.max_unwritten_bytes + settings.max_requests_in_progress * (answer + 1024)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        flooding = await raw_agent(harness.attach_command("tools"))
+        async with flooding.process, harness.agent("tools") as other, anyio.create_task_group() as tasks:
+            with anyio.fail_after(WAIT):
+                await flooding.initialize()
+            session = next(s for s in harness.gateway.sessions if s.agent.pid == flooding.process.pid)
+            before = resident_bytes()
+
+            async def flood() -> None:
+                params = {"name": "echo", "arguments": {"text": "x" * answer}}
+                request_id = 100
+                while True:
+                    request_id += 1
+                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+            tasks.start_soon(flood)
+            with anyio.fail_after(WAIT):
+                while session.unwritten <= settings.max_unwritten_bytes:
+                    await anyio.sleep(0.05)  # the gateway stops reading this agent once this is past the limit
+            latencies: list[float] = []
+            for _ in range(5):
+                started = anyio.current_time()
+                assert text(await other.call_tool("echo", {"text": "served"})) == "served"
+                await harness.hub.broker.list_resources("tools", None)  # what the editor asks
+                latencies.append(anyio.current_time() - started)
+            assert sorted(latencies)[2] < 1.0, latencies
+            assert session.unwritten <= bound
+            assert session.calls.answering <= settings.max_requests_in_progress
+            grown = resident_bytes() - before
+            assert grown < bound + (16 << 20), f"the sidecar grew by {grown >> 20} MiB"
+            tasks.cancel_scope.cancel()
+
+
+async def test_two_thousand_folder_changes_of_ten_thousand_folders_leave_the_sidecar_answering_and_register_the_last(
+    tmp_path: Path,
+) -> None:
+    storage = tmp_path / "s"
+    current: list[str] = [str(tmp_path)]
+    async with open_core(storage, Recorder(), settings=CoreSettings(roots_poll_interval=None)) as core:
+        gateway = Gateway(core.hub, str(storage), folders=lambda: current)
+        await core.tasks.start(gateway.serve)
+        stalls: list[float] = []
+        stop = anyio.Event()
+
+        async def status() -> None:
+            """What answers the editor's status, asked every 10 ms; the longest wait between answers is kept."""
+            last = anyio.current_time()
+            while not stop.is_set():
+                await anyio.sleep(0.01)
+                core.hub.statuses()
+                now = anyio.current_time()
+                stalls.append(now - last)
+                last = now
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(status)
+            names = [f"folder-{n}" for n in range(10_000)]
+            for change in range(2000):
+                base = f"{tmp_path}/change-{change}/"
+                current = [base + name for name in names]
+                gateway.folders_changed()
+                await anyio.sleep(0)
+            final = current
+
+            def registered() -> bool:  # in a thread: the test's own reading must not hold up the loop measured
+                entry = next(iter(registry.read_entries(registry.gateway_dir(storage))))
+                return entry.folders == tuple(os.path.realpath(f) for f in final)
+
+            with anyio.fail_after(WAIT):
+                while not await anyio.to_thread.run_sync(registered):
+                    await anyio.sleep(0.05)
+            stop.set()
+        assert max(stalls) < 1.0, f"the sidecar did not answer for {max(stalls):.2f} s"

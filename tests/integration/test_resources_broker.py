@@ -34,6 +34,7 @@ from host_bridge.hub.errors import (
 )
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.upstream import is_modern_version
 
 pytestmark = pytest.mark.anyio
 
@@ -152,10 +153,13 @@ async def connect(
                 if isinstance(message, types.ResourceUpdatedNotification):
                     events.saw_update()
                 if not isinstance(message, Exception):
-                    broker.handle_notification(sid, message)
+                    broker.upstream.notification(sid, message)
 
             client = Client(server, mode=mode, message_handler=on_message, read_timeout_seconds=read_timeout)
             sources.clients[sid] = await stack.enter_async_context(client)
+            if not is_modern_version(client.protocol_version):
+                # What the hub does for each connection (a 2026-07-28 one's listen loop is started by its test).
+                await broker.upstream.connected(sid, client)
         yield Harness(broker, sources, events)
 
 
@@ -593,7 +597,7 @@ async def test_a_list_change_makes_the_next_listing_ask_the_server_again() -> No
         assert len((await walk(h.broker))[0]) == 3
         assert len((await walk(h.broker))[0]) == 3
         assert asked.cursors == [None]
-        h.broker.handle_notification("a", types.ResourceListChangedNotification())
+        h.broker.upstream.notification("a", types.ResourceListChangedNotification())
         await h.events.until(lambda: h.events.lists == ["a"])
         assert len((await walk(h.broker))[0]) == 3
         assert asked.cursors == [None, None]
@@ -832,7 +836,7 @@ async def test_updates_reach_the_editor_only_for_subscribed_uris() -> None:
     async with connect({"s": subscribing_server("s", log)}) as h, running(h.broker):
         await h.broker.subscribe("s", "s://a")
         assert log.session is not None
-        h.broker.handle_notification("ghost", updated("s://a"))
+        h.broker.upstream.notification("ghost", updated("s://a"))
         await log.session.send_resource_updated("s://not-subscribed")
         await log.session.send_resource_updated("s://a")
         await h.events.until(lambda: h.events.seen_updates == 2 and len(h.events.updated) == 1)
@@ -880,19 +884,25 @@ async def test_an_update_rate_sustained_for_five_seconds_unsubscribes_with_a_not
     ):
         await h.broker.subscribe("s", "s://a")
         for _ in range(10_000):  # a burst within one second is not a sustained rate
-            h.broker.handle_notification("s", updated("s://a"))
+            h.broker.upstream.notification("s", updated("s://a"))
         for second in (200, 201, 202, 203):
             now[0] = second + 0.5
             for _ in range(201):
-                h.broker.handle_notification("s", updated("s://a"))
+                h.broker.upstream.notification("s", updated("s://a"))
         assert h.broker.subscriptions("s") == {"s://a"} and h.events.notices == []
         now[0] = 204.5
         for _ in range(201):
-            h.broker.handle_notification("s", updated("s://a"))
+            h.broker.upstream.notification("s", updated("s://a"))
         await log.until(lambda: log.unsubscribed == ["s://a"])
         await h.events.until(lambda: len(h.events.notices) == 1)
         assert h.events.notices == [("s", "MCP server 's' sent 201 updates/s for s://a; unsubscribed")]
         assert h.broker.subscriptions("s") == frozenset()
+
+
+def disconnect(h: Harness, server_id: str) -> None:
+    """What the hub does when a connection goes away."""
+    h.broker.forget_server(server_id)
+    h.broker.upstream.disconnected(server_id)
 
 
 async def test_a_reconnect_resubscribes_and_reports_each_uri_as_updated() -> None:
@@ -900,14 +910,14 @@ async def test_a_reconnect_resubscribes_and_reports_each_uri_as_updated() -> Non
     async with connect({"s": subscribing_server("s", log)}) as h, running(h.broker):
         await h.broker.subscribe("s", "s://a")
         await h.broker.subscribe("s", "s://b")
-        h.broker.forget_server("s")
+        disconnect(h, "s")
         assert h.broker.subscriptions("s") == {"s://a", "s://b"}
-        h.broker.handle_notification("s", updated("s://a"))
-        await h.broker.resubscribe("s")
+        h.broker.upstream.notification("s", updated("s://a"))
+        await h.broker.upstream.connected("s", h.sources.client("s"))
         assert log.subscribed == ["s://a", "s://b", "s://a", "s://b"]
         await h.events.until(lambda: sorted(h.events.uris()) == [("s", "s://a"), ("s", "s://b")])
         await h.broker.unsubscribe("s", "s://a")
-        h.broker.forget_server("s")
+        disconnect(h, "s")
         await h.broker.unsubscribe("s", "s://b")
         assert h.broker.subscriptions("s") == frozenset()
 
@@ -928,7 +938,7 @@ async def test_on_a_2026_connection_subscriptions_use_a_listen_stream() -> None:
     async with connect({"n": listening_server("n", bus)}, mode="auto") as h, running(h.broker) as tasks:
         client = h.sources.client("n")
         assert client.protocol_version == "2026-07-28"
-        await tasks.start(h.broker.serve_subscriptions, "n", client)
+        await tasks.start(h.broker.upstream.connected, "n", client)
         await h.broker.subscribe("n", "n://a")
         await bus.publish(ResourceUpdated(uri="n://other"))
         await bus.publish(ResourceUpdated(uri="n://a"))
@@ -943,10 +953,10 @@ async def test_on_a_2026_connection_subscriptions_use_a_listen_stream() -> None:
         assert h.broker.subscriptions("n") == frozenset()
 
 
-async def test_serve_subscriptions_returns_at_once_on_a_handshake_connection() -> None:
+async def test_a_handshake_connection_returns_at_once_with_no_listen_stream_to_keep() -> None:
     log = SubscribeLog()
     async with connect({"s": subscribing_server("s", log)}) as h:
         with anyio.fail_after(WAIT):
-            await h.broker.serve_subscriptions("s", h.sources.client("s"))
+            await h.broker.upstream.connected("s", h.sources.client("s"))
         async with anyio.create_task_group() as tasks:
-            await tasks.start(h.broker.serve_subscriptions, "s", h.sources.client("s"))
+            await tasks.start(h.broker.upstream.connected, "s", h.sources.client("s"))

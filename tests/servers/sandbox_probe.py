@@ -20,6 +20,11 @@ to or send to), ``fastopen`` (``host:port`` reached with ``sendto(MSG_FASTOPEN)`
 ``connect``), ``terminal`` (terminal device paths to open for writing and push a character into with ``TIOCSTI``), and
 ``shm`` (names to create in ``/dev/shm``).
 
+The tool ``gateway`` tries to use a sidecar's agent gateway as an agent would: it connects to ``address`` (a socket
+path, or ``@name`` for an abstract socket), sends a hello for ``server`` (with ``secret`` when given), and, when the
+gateway admits it, sends ``initialize``. It answers ``{"connect": errno or null, "answer": the hello answer or null,
+"initialized": the server's name or null}``.
+
 With ``--hold-until PATH`` it answers nothing, not even ``initialize``, until ``PATH`` exists (a server slow to
 start). With ``--require-folder`` it exits with status 2 at once when no FOLDER is given, as servers that take
 their folders on the command line do (server-filesystem, mcp-server-git's ``--repository``); each FOLDER must then
@@ -84,6 +89,45 @@ def probe(
             file.write("probe")
         outcomes.append({"op": "tmp", "path": file.name, "ok": True, "errno": None})
     return json.dumps(outcomes)
+
+
+@server.tool()
+def gateway(address: str, server: str, secret: str | None = None) -> str:
+    """Try to reach ``server`` through the gateway at ``address``; report how far it got as JSON."""
+    outcome: dict[str, object] = {"connect": None, "answer": None, "initialized": None}
+    try:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError as error:
+        logger.info("making a UNIX socket: %s", error)
+        outcome["connect"] = error.errno
+        return json.dumps(outcome)
+    connection.settimeout(30)
+    with connection:
+        try:
+            connection.connect("\0" + address[1:] if address.startswith("@") else address)
+        except OSError as error:
+            logger.info("connecting to the gateway: %s", error)
+            outcome["connect"] = error.errno
+            return json.dumps(outcome)
+        hello = {"hostBridgeGateway": 1, "server": server, "agent": {"pid": os.getpid()}, "secret": secret}
+        reader = connection.makefile("rb")
+        try:
+            connection.sendall(json.dumps(hello).encode() + b"\n")
+            answer = json.loads(reader.readline() or b"null")
+            outcome["answer"] = answer
+            if answer and answer.get("ok"):
+                initialize = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe"}},
+                }
+                connection.sendall(json.dumps(initialize).encode() + b"\n")
+                result = json.loads(reader.readline() or b"{}").get("result") or {}
+                outcome["initialized"] = (result.get("serverInfo") or {}).get("name")
+        except (OSError, ValueError) as error:
+            logger.info("talking to the gateway: %s", error)
+    return json.dumps(outcome)
 
 
 @server.tool()

@@ -4,9 +4,10 @@ Tools: ``echo {text}`` answers the text; ``slow {steps}`` reports ``steps`` prog
 ``{"slow": requestId}`` and then waits until it is cancelled; ``sample {prompt}`` asks the client for sampling
 (``sampling/createMessage``) and answers with the text it got, or with the refusal as an error result; ``log {level,
 text}`` sends a log message; ``touch {uri}`` sends ``resources/updated`` for a subscribed URI and
-``resources/list_changed``; ``roots`` answers the roots the client gave last. Resources ``tools://res/{i}``
-(``--count``,
-one page), a template ``tools://item/{name}`` with completion, one prompt ``greet {name}``.
+``resources/list_changed`` (to ``subscriptions/listen`` streams too, in the 2026-07-28 era); ``roots`` answers the
+roots the client gave last.
+Resources ``tools://res/{i}`` (``--count``, one page), a template ``tools://item/{name}`` with completion, one prompt
+``greet {name}``.
 
 Every ``roots/list`` answer (fetched after ``initialized`` and on ``roots/list_changed``) is recorded, as are
 subscriptions, ``logging/setLevel`` and every ``notifications/cancelled``. With ``--unprompted``, every
@@ -26,6 +27,7 @@ import mcp_types as types
 from fixture_support import RecordFile, configure_logging, serve_stdio
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -72,6 +74,8 @@ class ToolsFixture:
         self.record = RecordFile(record)
         self.roots: list[dict[str, Any]] | None = None
         self.subscribed: set[str] = set()
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
 
     async def fetch_roots(self, ctx: ServerRequestContext[Any], trigger: str) -> None:
         """Ask the client for its roots and record the answer."""
@@ -145,6 +149,9 @@ class ToolsFixture:
             if uri in self.subscribed:
                 await ctx.session.send_resource_updated(uri)
             await ctx.session.send_resource_list_changed()
+            # Listen streams (2026-07-28) get the same events; the SDK drops the direct ones on those connections.
+            await self.bus.publish(ResourceUpdated(uri=uri))
+            await self.bus.publish(ResourcesListChanged())
             return text_result("touched")
         if params.name == "roots":
             return text_result(json.dumps(self.roots))
@@ -241,6 +248,7 @@ def build_server(fixture: ToolsFixture) -> Server[Any]:
         on_list_prompts=fixture.list_prompts,
         on_get_prompt=fixture.get_prompt,
         on_completion=fixture.complete,
+        on_subscriptions_listen=fixture.listen,
     )
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, fixture.set_level)
     server.add_notification_handler("notifications/initialized", types.NotificationParams, fixture.on_initialized)

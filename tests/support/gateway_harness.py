@@ -8,14 +8,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.core import CoreSettings, open_core
-from host_bridge.gateway.service import Gateway, GatewaySettings
+from host_bridge.gateway import registry
+from host_bridge.gateway.service import Gateway
+from host_bridge.gateway.settings import GatewaySettings
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.settings import ConnectionSettings
@@ -34,6 +36,27 @@ class GatewayHarness:
     storage: Path
     workspace: Path
     recorder: Recorder
+
+    @property
+    def address(self) -> str:
+        """What ``connect`` takes for the gateway's socket (a path, or an abstract name starting with NUL)."""
+        assert self.gateway.address is not None
+        return registry.connect_address(self.gateway.address)
+
+    def entry(self) -> registry.SidecarEntry:
+        """The gateway's registry entry, as ``attach`` reads it from the storage directory."""
+        entries = registry.read_entries(registry.gateway_dir(self.storage))
+        return next(e for e in entries if e.pid == os.getpid())
+
+    def hello(self, server_id: str, **extra: Any) -> dict[str, Any]:
+        """A hello line's fields for ``server_id`` with the sidecar's secret, as ``attach`` sends it."""
+        return {
+            "hostBridgeGateway": 1,
+            "server": server_id,
+            "agent": {"pid": os.getpid()},
+            "secret": self.entry().secret,
+            **extra,
+        }
 
     def allow(self, server_id: str, folder: Path) -> None:
         identity = self.hub.connection(server_id).config.identity
@@ -70,13 +93,15 @@ async def gateway_hub(
     candidates: list[Candidate],
     *,
     settings: GatewaySettings | None = None,
+    sandbox: Literal["enforce", "off"] = "off",
 ) -> AsyncIterator[GatewayHarness]:
     """Open the core, its gateway (registered under ``workspace``), then the servers; everything stops on exit.
 
-    The OS sandbox is off: the fixture servers write their records outside their shared folders."""
+    The OS sandbox is off unless ``sandbox`` says otherwise: the fixture servers write their records outside their
+    shared folders."""
     recorder = Recorder()
     core_settings = CoreSettings(
-        connection=ConnectionSettings(initialize_timeout=20, request_timeout=20, sandbox="off"),
+        connection=ConnectionSettings(initialize_timeout=20, request_timeout=20, sandbox=sandbox),
         roots_poll_interval=None,
     )
     async with open_core(storage, recorder, settings=core_settings) as core:

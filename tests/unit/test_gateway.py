@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
 
-from host_bridge.gateway import registry
+from host_bridge.gateway import admission, registry
 from host_bridge.gateway.upstream import outgoing_params, raw_request
 from host_bridge.hub.loops import attach_loop
 
@@ -111,6 +111,55 @@ def test_a_gateway_folder_others_can_read_is_refused(tmp_path: Path) -> None:
     os.chmod(folder, 0o755)
     with pytest.raises(Exception, match="chmod 700"):
         registry.private_dir(folder)
+
+
+def test_an_entry_holds_the_secret_attach_presents_and_an_abstract_socket_is_written_with_an_at_sign(
+    tmp_path: Path,
+) -> None:
+    address = registry.abstract_name(os.getpid())
+    assert address.startswith(f"@host-bridge/{os.getuid()}/{os.getpid()}-")
+    assert registry.abstract_name(os.getpid()) != address
+    written = registry.new_entry(os.getpid(), address, str(tmp_path), [str(tmp_path)], "s3cret")
+    [path] = registry.write_entry(written, [tmp_path / "gateway"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    [read] = registry.read_entries(tmp_path / "gateway")
+    assert read.secret == "s3cret" and read.socket == address
+    assert registry.connect_address(address) == "\0" + address[1:]
+    assert registry.connect_address("/run/x.sock") == "/run/x.sock"
+    assert registry.find_sidecar(str(tmp_path), str(tmp_path)) == read
+
+
+def test_a_secret_matches_only_itself_and_a_missing_one_never_does() -> None:
+    secret = admission.new_secret()
+    assert len(secret) >= 43 and admission.new_secret() != secret
+    assert admission.secret_matches(secret, secret)
+    assert not admission.secret_matches(None, secret)
+    assert not admission.secret_matches("", secret)
+    assert not admission.secret_matches(secret[:-1], secret)
+    assert not admission.secret_matches("\ud800", secret)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_process_is_found_inside_a_server_group_through_its_own_group_or_an_ancestor_that_leads_one() -> None:
+    # The "server" leads its group; its child starts a session of its own, as a daemonizing program would.
+    script = (
+        "import subprocess; p = subprocess.Popen(['sleep', '60'], start_new_session=True); print(p.pid, flush=True)"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", f"{script}; p.wait()"], start_new_session=True, stdout=subprocess.PIPE
+    )
+    try:
+        assert server.stdout is not None
+        child = int(server.stdout.readline())
+        assert os.getpgid(child) != server.pid
+        assert admission.server_group_of(server.pid, {server.pid}) == server.pid
+        assert admission.server_group_of(child, {server.pid}) == server.pid
+        assert admission.server_group_of(os.getpid(), {server.pid}) is None
+        assert admission.server_group_of(child, set()) is None
+        os.kill(child, 9)
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_params_go_upstream_without_the_agents_progress_token_or_envelope() -> None:

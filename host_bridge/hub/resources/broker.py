@@ -10,9 +10,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 import anyio
-import anyio.abc
-import mcp_types as types
-from mcp import Client
 
 from host_bridge.hub.resources.cache import ResourceCache
 from host_bridge.hub.resources.listing import Listing
@@ -28,6 +25,7 @@ from host_bridge.hub.resources.reads import Reads
 from host_bridge.hub.resources.sources import ResourceSources
 from host_bridge.hub.resources.subscriptions import Subscriptions
 from host_bridge.hub.resources.templates import Value
+from host_bridge.hub.upstream import Upstream
 
 
 class ResourceBroker:
@@ -41,16 +39,21 @@ class ResourceBroker:
         on_updated: Callable[[str, str], None] | None = None,
         on_list_changed: Callable[[str], None] | None = None,
         on_notice: Callable[[str, str], None] | None = None,
+        upstream: Upstream | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``on_updated(server, uri)``, ``on_list_changed(server)`` and ``on_notice(server, message)`` are called
-        from :meth:`run`; ``clock`` (seconds) times the flood detection and exists for tests."""
+        from :meth:`run`; ``upstream`` is the hub's book of upstream state (a book of its own when not given);
+        ``clock`` (seconds) times the flood detection and exists for tests."""
         self.settings = settings or ResourceSettings()
         """The limits in force."""
+        self.upstream = upstream if upstream is not None else Upstream(sources)
+        """The book the editor's subscriptions are held in (the hub's, shared with the gateway)."""
         self._sources = sources
         self._subscriptions = Subscriptions(
             sources,
             self.settings,
+            self.upstream,
             on_updated=on_updated,
             on_list_changed=on_list_changed,
             on_notice=on_notice,
@@ -109,7 +112,7 @@ class ResourceBroker:
         await self._sources.ready(server)
         return await self._reads.read(server, uri, uri_template=uri_template, arguments=arguments)
 
-    # Subscriptions and notifications (host_bridge.hub.resources.subscriptions).
+    # Subscriptions and notifications (host_bridge.hub.resources.subscriptions, held in host_bridge.hub.upstream).
 
     def subscriptions(self, server_id: str) -> frozenset[str]:
         """The URIs of ``server_id`` the editor is subscribed to (including those awaiting a reconnect)."""
@@ -124,18 +127,9 @@ class ResourceBroker:
         """Stop updates of ``uri``; does nothing if it was not subscribed."""
         await self._subscriptions.unsubscribe(server, uri)
 
-    def keep_upstream(self, held_elsewhere: Callable[[str, str], bool]) -> None:
-        """``held_elsewhere(server, uri)`` says whether an agent on the gateway still needs a subscription the editor
-        drops; then the server's own subscription stays in place."""
-        self._subscriptions.held_elsewhere = held_elsewhere
-
-    async def resubscribe(self, server_id: str) -> None:
-        """After a (re)connect: subscribe again to every URI subscribed before."""
-        await self._subscriptions.resubscribe(server_id)
-
     def forget_server(self, server_id: str) -> None:
-        """The server's connection went away: drop its kept list and pending notifications, park its
-        subscriptions."""
+        """The server's connection went away: drop its kept list and pending notifications (its subscriptions stay
+        in the book)."""
         self._cache.forget(server_id)
         self._subscriptions.forget_server(server_id)
 
@@ -158,17 +152,6 @@ class ResourceBroker:
     def roots_answered(self, server_id: str, roots: Sequence[str]) -> None:
         """The server was answered these roots (URIs): a list fetched with other roots is not kept."""
         self._cache.roots_answered(server_id, tuple(roots))
-
-    async def serve_subscriptions(
-        self, server_id: str, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """Keep the ``subscriptions/listen`` stream of a 2026-07-28 connection (see
-        :meth:`Subscriptions.serve_subscriptions`)."""
-        await self._subscriptions.serve_subscriptions(server_id, client, task_status=task_status)
-
-    def handle_notification(self, server_id: str, notification: types.ServerNotification) -> None:
-        """Take a server notification; resource ones are queued for :meth:`run`, others ignored."""
-        self._subscriptions.handle_notification(server_id, notification)
 
     async def run(self) -> None:
         """Fetch lists in the background and deliver queued notifications until cancelled; the hub runs this once,

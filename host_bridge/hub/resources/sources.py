@@ -11,15 +11,16 @@ from typing import Protocol
 
 import mcp_types as types
 from mcp import Client, MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host_bridge.hub.errors import UpstreamError
 from host_bridge.hub.limits import ANSWER_OVER_LIMIT
 from host_bridge.hub.resources.labels import upstream_text
+from host_bridge.hub.upstream import is_modern_version
+
+__all__ = ["NOT_FOUND_CODES", "ResourceSources", "is_modern_version", "upstream", "upstream_error"]
 
 NOT_FOUND_CODES = frozenset({-32002, types.INVALID_PARAMS})
 """Error codes with which servers say a resource does not exist."""
-_FIRST_MODERN_VERSION = MODERN_PROTOCOL_VERSIONS[0]
 
 
 class ResourceSources(Protocol):
@@ -44,11 +45,6 @@ class ResourceSources(Protocol):
     def protocol_version(self, server_id: str) -> str:
         """The protocol revision negotiated with the server."""
         ...
-
-
-def is_modern_version(protocol_version: str) -> bool:
-    """Whether ``protocol_version`` is of the 2026-07-28 era (no handshake, ``subscriptions/listen``)."""
-    return protocol_version >= _FIRST_MODERN_VERSION
 
 
 def upstream(sources: ResourceSources, server: str, error: MCPError, action: str, client: Client) -> UpstreamError:

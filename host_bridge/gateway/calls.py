@@ -1,0 +1,307 @@
+"""An agent's requests while they are in progress, and the server's requests while the agent answers them.
+
+Each request of the agent runs in a task of its own under a cancel scope: ``notifications/cancelled`` from the agent
+cancels it (the SDK then sends the server its own ``notifications/cancelled``) and nothing is answered. A forwarded
+request goes to the server's one live ``mcp.Client`` as plain JSON (:func:`host_bridge.gateway.upstream.raw_request`:
+the agent's id is mapped to the connection's own, its progress token and envelope are taken out), and the result comes
+back as the server sent it, shaped for the agent's revision only when the two differ. A request counts against
+``max_requests_in_progress`` until its answer is written to the agent, not only until the server answered.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
+
+from host_bridge.gateway import forwarding
+from host_bridge.gateway.upstream import outgoing_params, raw_request
+from host_bridge.hub.connection import ServerConnection
+from host_bridge.hub.errors import HubError
+
+if TYPE_CHECKING:
+    from host_bridge.gateway.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+RequestId = str | int
+"""A JSON-RPC request id, as MCP allows it."""
+
+
+@dataclass
+class _Call:
+    """One request of the agent in progress."""
+
+    id: RequestId
+    method: str
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    cancelled: bool = False
+    """The agent cancelled it: nothing is answered."""
+    ended: str | None = None
+    """The gateway ended the session under it: answered with this reason."""
+
+
+@dataclass
+class _Ask:
+    """One request of the server in progress with the agent."""
+
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    message: dict[str, Any] | None = None
+
+
+def _key(request_id: RequestId) -> tuple[bool, RequestId]:
+    # 1 and "1" are two requests.
+    return isinstance(request_id, str), request_id
+
+
+class Calls:
+    """The requests of one agent session in progress, both ways."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self.tasks: anyio.abc.TaskGroup | None = None
+        """Where the requests run (the session's task group, while it runs)."""
+        self.answering = 0
+        """Requests of the agent counted against its limit: in progress, or answered and not written yet."""
+        self.upstream = 0
+        """Requests forwarded to the server and not answered by it yet."""
+        self._calls: dict[tuple[bool, RequestId], _Call] = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._asks: dict[str, _Ask] = {}
+        self._asked = 0
+        self._closed = False
+
+    # The agent's requests.
+
+    def forward(self, request_id: RequestId, method: str, params: dict[str, Any] | None) -> None:
+        """Forward ``method`` to the server and answer the agent with its result."""
+        self.start(request_id, method, lambda: self._forward(method, params))
+
+    def start(
+        self,
+        request_id: RequestId,
+        method: str,
+        work: Callable[[], Awaitable[dict[str, Any]]],
+        *,
+        counted: bool = True,
+    ) -> None:
+        """Run ``work`` for the agent's request in a task of its own and answer with its result or error.
+
+        A ``counted`` request past ``max_requests_in_progress`` is refused at once (an agent that never stops sending
+        would otherwise grow the sidecar's memory and load its server without bound).
+        """
+        session = self._session
+        limit = session.settings.max_requests_in_progress
+        if counted and self.answering >= limit:
+            session.error(
+                request_id,
+                types.INVALID_REQUEST,
+                f"MCP Host Bridge refused {method}: this agent already has {limit} requests in progress on MCP server "
+                f"{session.server_id!r}; wait for their answers or cancel some",
+            )
+            return
+        key = _key(request_id)
+        if key in self._calls or self.tasks is None:
+            session.error(request_id, types.INVALID_REQUEST, f"request id {request_id!r} is already in progress")
+            return
+        call = self._calls[key] = _Call(request_id, method)
+        self._idle = anyio.Event()
+        if counted:
+            self.answering += 1
+        self.tasks.start_soon(self._run, call, work, counted)
+
+    async def _run(self, call: _Call, work: Callable[[], Awaitable[dict[str, Any]]], counted: bool) -> None:
+        session = self._session
+        done = self._release if counted else None
+        answered = False
+        try:
+            with call.scope:
+                try:
+                    result = await work()
+                except MCPError as error:
+                    answered = True
+                    data = error.error.data
+                    session.error(call.id, error.error.code, error.error.message, data, done=done)
+                except ValidationError as error:
+                    answered = True
+                    message = f"Invalid parameters for {call.method}: {error}"
+                    session.error(call.id, types.INVALID_PARAMS, message, done=done)
+                else:
+                    answered = True
+                    session.answer(call.id, result, done=done)
+            if not answered and call.ended is not None:
+                answered = True
+                message = f"MCP Host Bridge ended the session: {call.ended}"
+                session.error(call.id, types.CONNECTION_CLOSED, message, done=done)
+        finally:
+            del self._calls[_key(call.id)]
+            if not answered and counted:
+                self._release()
+            if not self._calls:
+                self._idle.set()
+
+    def _release(self) -> None:
+        self.answering -= 1
+
+    def cancel(self, request_id: RequestId) -> None:
+        """The agent cancelled ``request_id``: stop it, and answer nothing."""
+        call = self._calls.get(_key(request_id))
+        if call is not None:
+            call.cancelled = True
+            call.scope.cancel()
+
+    def cancel_all(self) -> None:
+        """Stop every request of the agent (it left): nothing is answered."""
+        for call in list(self._calls.values()):
+            call.cancelled = True
+            call.scope.cancel()
+
+    def end_all(self, reason: str) -> None:
+        """Stop every request of the agent, answering each with an error that gives ``reason``."""
+        for call in list(self._calls.values()):
+            call.ended = reason
+            call.scope.cancel()
+
+    async def idle(self) -> None:
+        """Until no request of the agent is in progress."""
+        await self._idle.wait()
+
+    async def connection(self) -> ServerConnection:
+        """The server's connection once it is running (an error naming why when it does not come)."""
+        session = self._session
+        try:
+            session.connection = await session.host.running(session.server_id)
+        except HubError as error:
+            raise MCPError(code=error.code, message=f"MCP Host Bridge: {error.message}", data=error.data) from error
+        return session.connection
+
+    async def _forward(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        session = self._session
+        connection = await self.connection()
+        out, token = outgoing_params(params)
+        timeout = session.settings.request_timeout
+        progress = self._progress(token) if token is not None else None
+        self.upstream += 1
+        session.requests[method] += 1
+        caller = forwarding.CALLER.set(session)
+        try:
+            if method in forwarding.INPUT_METHODS and forwarding.is_modern(connection.protocol_version):
+                typed = await _typed(connection.client, method, out, timeout, progress)
+                result = typed.model_dump(by_alias=True, mode="json", exclude_none=True)
+            else:
+                opts: CallOptions = {"timeout": timeout}
+                if progress is not None:
+                    opts["on_progress"] = progress
+                result = await raw_request(connection.client, method, out, opts)
+        except MCPError as error:
+            session.host.report_error(session.server_id, error)
+            raise
+        except HubError as error:
+            raise MCPError(code=error.code, message=f"MCP Host Bridge: {error.message}", data=error.data) from error
+        except PydanticSerializationError as error:
+            # A lone surrogate escape in the agent's JSON: valid JSON text, but nothing UTF-8 can carry to the server.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"MCP Host Bridge refused {method}: it holds a string that is not Unicode (a lone surrogate), "
+                "which cannot be sent to the server",
+            ) from error
+        except ValidationError as error:
+            raise _unlike_protocol(session.server_id, error) from error
+        finally:
+            forwarding.CALLER.reset(caller)
+            self.upstream -= 1
+        version = session.protocol_version or connection.protocol_version or ""
+        if version != connection.protocol_version:
+            try:
+                result = forwarding.shaped(method, version, result)
+            except ValidationError as error:
+                raise _unlike_protocol(session.server_id, error) from error
+        if forwarding.is_modern(version):
+            result = forwarding.stamped(result, connection)
+        return result
+
+    def _progress(self, token: object) -> ProgressFnT:
+        session = self._session
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progressToken": token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            session.notify("notifications/progress", params)
+
+        return report
+
+    # The server's requests to the agent.
+
+    async def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Send the agent a request of the server's; its answer message (with ``result`` or ``error``)."""
+        if self._closed:
+            return {"error": {"code": types.CONNECTION_CLOSED, "message": "the agent left"}}
+        self._asked += 1
+        request_id = f"host-bridge-{self._asked}"
+        ask = self._asks[request_id] = _Ask()
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            frame["params"] = params
+        self._session.write(frame)
+        try:
+            with anyio.fail_after(self._session.settings.request_timeout):
+                await ask.answered.wait()
+        except TimeoutError:
+            self._session.notify("notifications/cancelled", {"requestId": request_id, "reason": "timed out"})
+            return {"error": {"code": types.REQUEST_TIMEOUT, "message": f"the agent did not answer {method} in time"}}
+        finally:
+            self._asks.pop(request_id, None)
+        return ask.message or {"error": {"code": types.CONNECTION_CLOSED, "message": "the agent left"}}
+
+    def answered(self, message: dict[str, Any]) -> None:
+        """The agent answered a request of the server's; an answer to nothing asked is dropped."""
+        request_id = message.get("id")
+        ask = self._asks.get(request_id) if isinstance(request_id, str) else None
+        if ask is None:
+            logger.debug("[%s] dropped an answer to no request: %r", self._session.server_id, request_id)
+            return
+        ask.message = message
+        ask.answered.set()
+
+    def close(self) -> None:
+        """The session ended: the server's requests still waiting for the agent fail."""
+        self._closed = True
+        for ask in self._asks.values():
+            ask.answered.set()
+
+
+async def _typed(
+    client: Client,
+    method: str,
+    params: dict[str, Any],
+    timeout: float,
+    progress: ProgressFnT | None,
+) -> BaseModel:
+    """A request a 2026-07-28 server may answer with ``InputRequiredResult``, through the SDK's typed call (its driver
+    answers the server's input requests: roots from consent, sampling and elicitation through the caller)."""
+    meta = params.pop("_meta", None)
+    if method == "tools/call":
+        return await client.call_tool(str(params.get("name")), params.get("arguments"), timeout, progress, meta=meta)
+    if method == "prompts/get":
+        return await client.get_prompt(str(params.get("name")), params.get("arguments"), meta=meta)
+    return await client.read_resource(str(params.get("uri")), meta=meta, cache_mode="bypass")
+
+
+def _unlike_protocol(server_id: str, error: ValidationError) -> MCPError:
+    return MCPError(
+        code=types.INTERNAL_ERROR,
+        message=f"MCP server {server_id!r} sent an answer that does not follow the protocol: {error}",
+    )
