@@ -639,10 +639,13 @@ def _summary(policy: SandboxPolicy, shared: Sequence[Path], home: Path, reason: 
     if not policy.enforced:
         return reason
     how = f"Linux Landlock (ABI {policy.abi})" if policy.mechanism == "landlock" else "macOS sandbox-exec"
-    folders = ", ".join(str(folder) for folder in shared) if shared else "no shared folder"
     runtime = [g.path for g in policy.read_execute if g.kind not in ("system",)]
     caches = [g.path for g in policy.read_write if g.kind == "cache"]
-    text = f"{how} confines this server: it can write only {folders} and a private temp folder"
+    if shared:
+        writable = f"{', '.join(str(folder) for folder in shared)} and a private temp folder"
+    else:
+        writable = "a private temp folder (no folder is shared with it)"
+    text = f"{how} confines this server: it can write only {writable}"
     if caches:
         text += f" (and its package cache: {', '.join(caches)})"
     text += "; it can read system folders"
