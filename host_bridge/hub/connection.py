@@ -35,7 +35,7 @@ from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.http_transport import http_transport
-from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
+from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch, planned_sandbox
 from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
 from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
 from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
@@ -233,7 +233,7 @@ class ServerConnection:
         setting = self.config.sandbox or self.settings.sandbox
         policy = self.launch.policy if self.launch is not None else None
         if policy is None:
-            return SandboxState(setting=setting, enforced=False, summary="not started yet")
+            return planned_sandbox(setting)
         return SandboxState(
             setting=setting,
             enforced=policy.enforced,
