@@ -277,12 +277,21 @@ describe("serverNodeView", () => {
   it("gives the sandbox's summary in its tooltip, or says it is not sandboxed", () => {
     const summary = "Linux Landlock (ABI 6) confines this server: it can write only /w and a private temp folder.";
     const boxed = serverNodeView(
-      status({ sandbox: { setting: "enforce", enforced: true, mechanism: "landlock", summary, warnings: [] } }),
+      status({
+        sandbox: { setting: "enforce", enforced: true, planned: false, mechanism: "landlock", summary, warnings: [] },
+      }),
     );
     expect(boxed.tooltip.split("\n")).toContain(`Sandbox: ${summary}`);
     const loose = serverNodeView(
       status({
-        sandbox: { setting: "off", enforced: false, mechanism: "none", summary: "The sandbox is off.", warnings: [] },
+        sandbox: {
+          setting: "off",
+          enforced: false,
+          planned: false,
+          mechanism: "none",
+          summary: "The sandbox is off.",
+          warnings: [],
+        },
       }),
     );
     expect(loose.tooltip.split("\n")).toContain("not sandboxed: The sandbox is off.");
