@@ -55,13 +55,24 @@ $(PEERS): tests/peers/package.json tests/peers/package-lock.json
 	cd tests/peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Neovim (Debian's package) for the headless test of examples/neovim.lua; skipped where apt-get cannot run.
+# Neovim, Emacs and eglot (Debian's packages: Neovim 0.7, Emacs 28 with elpa-eglot 1.9) for the headless tests of
+# editors/neovim and editors/emacs, and the sandbox's kernel helpers: bubblewrap (the mount layer: a private /dev,
+# planted files read-only) and libseccomp2 (the socket filter). Skipped where apt-get cannot run (the editor tests are
+# then skipped, and the sandbox says in status what it does not confine).
 tools:
-	@command -v nvim >/dev/null 2>&1 || { \
+	@command -v bwrap >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
-	      || echo "warning: could not install neovim; its example test will be skipped"; \
-	  else echo "note: nvim not installed and apt-get not usable; the Neovim example test will be skipped"; fi; }
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null) \
+	      || echo "warning: could not install bubblewrap and libseccomp2; status will say what the sandbox leaves open"; \
+	  else echo "note: bubblewrap or libseccomp2 missing and apt-get not usable; status will say what is not confined"; fi; }
+	@missing=""; command -v nvim >/dev/null 2>&1 || missing="neovim"; \
+	  { command -v emacs >/dev/null 2>&1 && emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; } \
+	    || missing="$$missing emacs-nox elpa-eglot"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null) \
+	        || echo "warning: could not install$$missing; their editor tests will be skipped"; \
+	    else echo "note:$$missing not installed and apt-get not usable; their editor tests will be skipped"; fi; fi
 
 # The VS Code extension's toolchain (TypeScript, esbuild, vsce, vitest), pinned in its package-lock.json.
 $(EXTNPM): $(EXT)/package.json $(EXT)/package-lock.json

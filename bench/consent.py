@@ -27,7 +27,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from host_bridge.hosts.lsp.server import raw_json_converter
+from host_bridge.hosts.lsp.rpc import raw_json_converter
 from host_bridge.uris import canonical_path, path_to_uri
 
 SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"

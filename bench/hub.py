@@ -33,9 +33,9 @@ from host_bridge.consent.identity import ServerIdentity
 from host_bridge.consent.policy import Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import ServerStatus
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import Root
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import canonical_path, path_to_uri

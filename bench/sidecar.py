@@ -35,7 +35,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from pygls.lsp.client import LanguageClient
 from sdk_baseline import walk_resources
 
-from host_bridge.hosts.lsp.server import raw_json_converter
+from host_bridge.hosts.lsp.rpc import raw_json_converter
 
 SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"
 PIN = "2025-11-25"

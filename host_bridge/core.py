@@ -22,9 +22,9 @@ from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.consent.store import ConsentStore, ConsentStoreError
 from host_bridge.consent.watch import StoreWatcher
 from host_bridge.hub.audit import AuditLog
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub, HubEvents
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import RootsRegistry
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
+from host_bridge.private_files import UnsafeFileError, check_private_dir, open_private
 
 logger = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from host_bridge.consent.identity import ServerIdentity
+from host_bridge.directory_watch import DirectoryWatcher
 from host_bridge.uris import UriError, is_within, parse_file_uri
 from host_bridge.wire import WireModel
 from host_bridge.workspace.models import Candidate
-from host_bridge.workspace.watch import DirectoryWatcher
 
 logger = logging.getLogger(__name__)
 

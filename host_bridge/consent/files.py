@@ -10,7 +10,7 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
-from host_bridge.consent.lock import SAFE_OPEN_FLAGS, open_private
+from host_bridge.private_files import SAFE_OPEN_FLAGS, open_private
 from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)

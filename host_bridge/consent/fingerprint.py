@@ -15,7 +15,7 @@ from pydantic import Field
 
 from host_bridge.wire import WireModel
 
-Transport = Literal["stdio", "http"]
+TransportKind = Literal["stdio", "http"]
 """How the sidecar talks to a server: a child process over stdio, or a URL over streamable HTTP."""
 
 _FORMAT = 1
@@ -25,7 +25,7 @@ _FORMAT = 1
 class LaunchSpec(WireModel):
     """How one MCP server is started (stdio) or reached (http), as far as consent is concerned."""
 
-    transport: Transport
+    transport: TransportKind
     """``stdio`` for a local child process, ``http`` for a server reached by URL."""
     command: str | None = None
     """Executable of a stdio server."""
@@ -42,6 +42,10 @@ class LaunchSpec(WireModel):
     sandbox: Literal["enforce", "off"] | None = None
     """The server's own sandbox setting (stdio); ``None`` follows the user's default. Turning it off widens what the
     server can reach, so it counts."""
+    network: Literal["on", "off"] | None = None
+    """The server's own network setting (stdio); ``None`` follows the user's default."""
+    unix_sockets: Literal["allow", "refuse"] | None = None
+    """Whether it may reach other programs' UNIX sockets (stdio; only the user's own settings can allow it)."""
 
 
 def fingerprint(spec: LaunchSpec) -> str:
@@ -63,5 +67,9 @@ def fingerprint(spec: LaunchSpec) -> str:
     if spec.sandbox is not None:
         # Only when set, so configs that never name it keep the fingerprint they always had.
         canonical["sandbox"] = spec.sandbox
+    if spec.network is not None:
+        canonical["network"] = spec.network
+    if spec.unix_sockets is not None:
+        canonical["unixSockets"] = spec.unix_sockets
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

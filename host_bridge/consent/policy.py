@@ -34,10 +34,24 @@ class Decision(StrEnum):
     """Share it, now and in later sessions."""
     ALLOW_SESSION = "allowSession"
     """Share it until this sidecar exits; never written to disk."""
+    ALLOW_READ_ONLY = "allowReadOnly"
+    """Share it read only (its sandbox may read, not write it), now and in later sessions."""
+    ALLOW_SESSION_READ_ONLY = "allowSessionReadOnly"
+    """Share it read only until this sidecar exits; never written to disk."""
     DENY = "deny"
     """Do not share it, and do not ask again."""
     READ_ONLY = "readOnly"
     """Do not share it, but let the server's sandbox read it (a path the sandbox refused, allowed by the user)."""
+
+
+SHARING = frozenset(
+    {Decision.ALLOW, Decision.ALLOW_SESSION, Decision.ALLOW_READ_ONLY, Decision.ALLOW_SESSION_READ_ONLY}
+)
+"""The decisions that share a folder (read and write, or read only)."""
+READ_ONLY_SHARING = frozenset({Decision.ALLOW_READ_ONLY, Decision.ALLOW_SESSION_READ_ONLY})
+"""The decisions that share a folder read only."""
+SESSION_ONLY = frozenset({Decision.ALLOW_SESSION, Decision.ALLOW_SESSION_READ_ONLY})
+"""The decisions that are never written to disk."""
 
 
 class DecisionNotSaved(Exception):
@@ -90,7 +104,7 @@ class ConsentPolicy:
 
     def is_allowed(self, identity: ServerIdentity, path: str) -> bool:
         """Whether ``identity`` may see ``path`` now; ``False`` unless the user allowed it."""
-        return self.decision(identity, path) in (Decision.ALLOW, Decision.ALLOW_SESSION)
+        return self.decision(identity, path) in SHARING
 
     def decisions_for(self, identity: ServerIdentity) -> dict[str, Decision]:
         """Every decided path of ``identity`` and its effective decision."""
@@ -108,9 +122,10 @@ class ConsentPolicy:
     def set(self, identity: ServerIdentity, path: str, decision: Decision) -> None:
         """Record the user's ``decision``; it replaces any earlier one for (identity, path).
 
-        ``allowSession`` is never written; it removes a saved ``allow`` (so the folder is not shared in later
-        sessions) but keeps a saved ``deny`` for them. Raises :class:`DecisionNotSaved` when the file could not
-        be changed; the decision (or, for an allow, a session allow) holds in this process anyway.
+        ``allowSession`` (and ``allowSessionReadOnly``) is never written; it removes a saved ``allow`` or
+        ``allowReadOnly`` (so the folder is not shared in later sessions) but keeps a saved ``deny`` for them.
+        Raises :class:`DecisionNotSaved` when the file could not be changed; the decision (or, for an allow, a
+        session allow) holds in this process anyway.
         """
         self.set_many(identity, {path: decision})
 
@@ -123,23 +138,23 @@ class ConsentPolicy:
         decisions = {path: Decision(d) for path, d in decisions.items()}
         persisted: dict[str, PersistedDecision | None] = {}
         for path, decision in decisions.items():
-            if decision is Decision.ALLOW_SESSION:
+            if decision in SESSION_ONLY:
                 saved = self.store.root(identity, path)
-                if saved is not None and saved.decision == "allow":
+                if saved is not None and saved.decision in ("allow", "allowReadOnly"):
                     persisted[path] = None
             else:
-                persisted[path] = decision.value  # pyright: ignore[reportArgumentType]  (allow, deny or readOnly)
+                persisted[path] = decision.value  # pyright: ignore[reportArgumentType]  (a persisted decision)
         with self._writing:
             before = self._view()
             error: DecisionNotSaved | None = None
             for path, decision in decisions.items():
-                if decision is Decision.ALLOW_SESSION:
-                    self._put((identity.key, path), Decision.ALLOW_SESSION)
+                if decision in SESSION_ONLY:
+                    self._put((identity.key, path), decision)
             try:
                 if persisted:
                     self.store.set_roots(identity, persisted)
                 for path, decision in decisions.items():
-                    if decision is not Decision.ALLOW_SESSION:
+                    if decision not in SESSION_ONLY:
                         self._put((identity.key, path), _UNSET)
             except ConsentStoreError as cause:
                 error = self._not_saved(identity, decisions, cause)
@@ -153,16 +168,16 @@ class ConsentPolicy:
         """Apply ``decisions`` in this process only, in the direction of less exposure; the error saying so."""
         first: DecisionNotSaved | None = None
         for path, decision in decisions.items():
-            if decision is Decision.ALLOW_SESSION:
+            if decision in SESSION_ONLY:
                 what = (
                     f"{path} is shared with {identity.describe()} for this session, but its saved permission "
                     "could not be removed, so it would be shared again later"
                 )
-                applied = Decision.ALLOW_SESSION
-            elif decision is Decision.ALLOW:
+                applied = decision
+            elif decision in (Decision.ALLOW, Decision.ALLOW_READ_ONLY):
                 what = f"your decision could not be saved; {path} is shared with {identity.describe()} for this "
                 what += "session only"
-                applied = Decision.ALLOW_SESSION
+                applied = Decision.ALLOW_SESSION if decision is Decision.ALLOW else Decision.ALLOW_SESSION_READ_ONLY
             else:
                 what = f"your decision could not be saved; {path} is not shared with {identity.describe()} until "
                 what += "host_bridge restarts"
@@ -197,6 +212,10 @@ class ConsentPolicy:
             self._announce(before)
         if error is not None:
             raise error
+
+    def shared_read_only(self, identity: ServerIdentity) -> list[str]:
+        """Folders shared with ``identity`` read only (``allowReadOnly``, ``allowSessionReadOnly``), sorted."""
+        return sorted(path for path, d in self.decisions_for(identity).items() if d in READ_ONLY_SHARING)
 
     def read_only_paths(self, identity: ServerIdentity) -> list[str]:
         """Paths the user let ``identity``'s sandbox read after a refusal, sorted."""

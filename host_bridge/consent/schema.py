@@ -1,4 +1,8 @@
-"""The format of ``consent.json``: its models, parsing, and the migration from format version 1.
+"""The format of ``consent.json``: its models, parsing, and the migrations from format versions 1 and 2.
+
+Version 3 adds the decision ``allowReadOnly``: a folder shared read only (the server's sandbox may read it, not
+write it). Version 2 files are read as they are (their decisions mean what they meant); an older host_bridge that
+meets a version 3 file leaves it untouched and uses nothing in it, instead of misreading a read-only share.
 
 Version 2 keys every decision by a server identity (where the server is defined, its id, its launch fingerprint;
 see :mod:`host_bridge.consent.identity`). Version 1 keyed decisions by the fingerprint alone, so two servers with
@@ -21,12 +25,13 @@ from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, Validatio
 from host_bridge.consent.identity import ServerIdentity
 from host_bridge.wire import WireModel
 
-FORMAT_VERSION = 2
-"""The ``version`` of ``consent.json`` this host_bridge writes; version 1 files are migrated when read."""
+FORMAT_VERSION = 3
+"""The ``version`` of ``consent.json`` this host_bridge writes; version 1 and 2 files are migrated when read."""
 
-PersistedDecision = Literal["allow", "deny", "readOnly"]
-"""A decision that outlives the process; session decisions are never written. ``readOnly`` is a path the sandbox
-refused and the user then allowed the server to read (never a shared root)."""
+PersistedDecision = Literal["allow", "allowReadOnly", "deny", "readOnly"]
+"""A decision that outlives the process; session decisions are never written. ``allow`` shares a folder to read and
+write, ``allowReadOnly`` to read only. ``readOnly`` is a path the sandbox refused and the user then allowed the server
+to read (never a shared root)."""
 
 
 class _FileModel(WireModel):
@@ -78,8 +83,8 @@ class RootRecord(_Owned):
     path: AbsolutePath
     """Canonical real path of the folder."""
     decision: PersistedDecision
-    """``allow`` shares the folder; ``deny`` keeps it private and suppresses further prompts; ``readOnly`` lets the
-    server's sandbox read it without sharing it."""
+    """``allow`` shares the folder; ``allowReadOnly`` shares it read only; ``deny`` keeps it private and suppresses
+    further prompts; ``readOnly`` lets the server's sandbox read it without sharing it."""
     updated: AwareDatetime
     """When the decision was made."""
 
@@ -96,7 +101,7 @@ class TrustRecord(_Owned):
 class ConsentFile(_FileModel):
     """The whole of ``consent.json``."""
 
-    version: Literal[2]
+    version: Literal[3]
     """Format version (see :data:`FORMAT_VERSION`); a file with a higher one is left untouched."""
     roots: tuple[RootRecord, ...] = ()
     """Folder decisions, at most one per (identity, path), sorted."""
@@ -126,6 +131,16 @@ def document(roots: Iterable[RootRecord], trust: Iterable[TrustRecord]) -> Conse
         roots=tuple(sorted(roots, key=lambda r: (*order(r), r.path))),
         trust=tuple(sorted(trust, key=order)),
     )
+
+
+class _V2Root(RootRecord):
+    decision: Literal["allow", "deny", "readOnly"]  # pyright: ignore[reportIncompatibleVariableOverride]
+
+
+class _V2File(_FileModel):
+    version: Literal[2]
+    roots: tuple[_V2Root, ...] = ()
+    trust: tuple[TrustRecord, ...] = ()
 
 
 class _V1Root(_FileModel):
@@ -167,7 +182,7 @@ class Parsed:
     """A parsed file, and what migrating it from version 1 dropped."""
 
     document: ConsentFile
-    """The file as version 2."""
+    """The file as the current version."""
     migrated_from: int | None = None
     """The version it was migrated from, if any."""
     dropped: int = 0
@@ -196,6 +211,10 @@ def parse(raw: bytes) -> Parsed:
     try:
         if version == 1:
             return _migrate(_V1File.model_validate_json(raw))
+        if version == 2:
+            old = _V2File.model_validate_json(raw)
+            roots = [RootRecord.model_validate(r.model_dump()) for r in old.roots]
+            return Parsed(document(roots, old.trust), migrated_from=2)
         return Parsed(ConsentFile.model_validate_json(raw))
     except ValidationError as error:
         first = error.errors()[0]
@@ -204,7 +223,7 @@ def parse(raw: bytes) -> Parsed:
 
 
 def _migrate(old: _V1File) -> Parsed:
-    """Version 1 → 2: keep the records of fingerprints used by exactly one server id, unbound; drop the rest."""
+    """Version 1 → 3: keep the records of fingerprints used by exactly one server id, unbound; drop the rest."""
     ids: dict[str, set[str]] = {}
     for record in (*old.roots, *old.trust):
         ids.setdefault(record.server, set()).add(record.server_id)

@@ -27,14 +27,7 @@ from pathlib import Path
 
 from host_bridge.consent import files
 from host_bridge.consent.identity import ServerIdentity
-from host_bridge.consent.lock import (
-    FileLock,
-    LockTimeoutError,
-    UnsafeFileError,
-    check_private_dir,
-    open_private,
-    unsafe_reason,
-)
+from host_bridge.consent.lock import FileLock, LockTimeoutError
 from host_bridge.consent.schema import (
     EMPTY,
     FORMAT_VERSION,
@@ -47,6 +40,7 @@ from host_bridge.consent.schema import (
     document,
     parse,
 )
+from host_bridge.private_files import UnsafeFileError, check_private_dir, open_private, unsafe_reason
 from host_bridge.system import IS_WINDOWS
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ import anyio.to_thread
 
 from host_bridge.consent import files
 from host_bridge.consent.policy import ConsentPolicy
-from host_bridge.workspace.watch import DirectoryWatcher
+from host_bridge.directory_watch import DirectoryWatcher
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from host_bridge.consent.lock import UnsafeFileError, check_private_dir, open_private
+from host_bridge.private_files import UnsafeFileError, check_private_dir, open_private
 from host_bridge.storage import default_storage_dir
 from host_bridge.wire import WireModel
 

@@ -75,7 +75,7 @@ from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import HubError, ServerNotRunningError
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.models import ServerState
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """MCP over a gateway connection: newline-delimited JSON-RPC, as on stdio, read and written as the SDK's streams.
 
-The framing is the stdio transport's: lines split with the hub's :class:`~host_bridge.hub.stdio_transport.LineSplitter`
-(a hard cap per line) and parsed with its :func:`~host_bridge.hub.stdio_transport.parse_line`, which hands the SDK
-a message validated by its own JSON-RPC models (or the parse error, as the SDK's readers do).
+The framing is the stdio transport's (:mod:`host_bridge.jsonrpc_lines`): lines split with a
+:class:`~host_bridge.jsonrpc_lines.LineSplitter` (a hard cap per line) and parsed with
+:func:`~host_bridge.jsonrpc_lines.parse_line`, which hands the SDK a message validated by its own JSON-RPC models (or
+the parse error, as the SDK's readers do).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import anyio.abc
 import anyio.lowlevel
 from mcp.shared.message import SessionMessage
 
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_line
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_line
 
 _RECEIVE_BYTES = 1 << 20
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 DESCRIPTION = (
     "Share the folders you choose with MCP servers, with your consent. Commands: serve (the editor sidecar), "
     "roots (the folders that could be shared), connect (servers from the terminal), consent (your saved "
-    "decisions), audit (what was shared, when) and attach (for agents)."
+    "decisions), audit (what was shared, when), attach (for agents) and agents (the agents' configuration entries)."
 )
 
 
@@ -178,6 +178,50 @@ def _consent(args: argparse.Namespace) -> int:
     return consent(args)
 
 
+def _agents(args: argparse.Namespace) -> int:
+    from host_bridge.hosts.terminal.agents import agents
+
+    return agents(args)
+
+
+def _agents_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    parser = commands.add_parser(
+        "agents",
+        help="print (or write) the entries that route Claude Code, Codex, Gemini CLI and other agents through "
+        "host-bridge attach",
+        description="For the MCP servers host_bridge runs for a folder (those its .vscode/mcp.json and .mcp.json "
+        "define, and those a running editor sidecar runs there), print the configuration entries that make an agent "
+        "use host_bridge's own copy of each server through `host-bridge attach`: Claude Code (.mcp.json, claude mcp "
+        "add), Codex (~/.codex/config.toml), Gemini CLI (.gemini/settings.json), VS Code's agent sessions "
+        "(.mcp.json) and any MCP client. Entries in those files that start a second copy of such a server, outside "
+        "your consent and the sandbox, are pointed out. With --write FILE the change is shown and written only "
+        "after you confirm it (or with --yes); the file's other entries and keys are kept.",
+    )
+    parser.add_argument("path", nargs="?", default=".", metavar="PATH", help="the project folder (default: .)")
+    parser.add_argument(
+        "--server-id", action="append", metavar="ID", help="only this server (repeatable; default: every one)"
+    )
+    parser.add_argument(
+        "--write",
+        metavar="FILE",
+        help="add the entries to FILE: .mcp.json and settings.json (mcpServers), .vscode/mcp.json (servers) or "
+        "config.toml (Codex's [mcp_servers.ID])",
+    )
+    parser.add_argument("--yes", action="store_true", help="with --write: write without asking")
+    parser.add_argument(
+        "--command",
+        metavar="COMMAND",
+        help="how agents start host_bridge (default: host-bridge when it is on PATH, else this Python -m host_bridge)",
+    )
+    parser.add_argument(
+        "--storage-dir",
+        type=storage_dir,
+        metavar="DIR",
+        help="the storage folder of the sidecars to use (passed on to attach; default: the user data folder)",
+    )
+    parser.set_defaults(handler=_agents)
+
+
 def _server_arguments(parser: argparse.ArgumentParser, *, what: str) -> None:
     """The options naming servers and the storage folder, shared by ``connect`` and ``consent``."""
     parser.add_argument(
@@ -251,6 +295,13 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
         help="confine stdio servers to their shared folders with the OS sandbox (default: enforce where supported)",
     )
     connect.add_argument(
+        "--network",
+        choices=("on", "off"),
+        default="on",
+        help="the network of sandboxed stdio servers whose entry does not say (off: the kernel refuses them TCP and "
+        "other protocols; a workspace file cannot turn it on)",
+    )
+    connect.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="print the servers' stderr"
     )
     connect.set_defaults(handler=_connect)
@@ -259,26 +310,46 @@ def _connect_arguments(connect: argparse.ArgumentParser) -> None:
 def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     consent = commands.add_parser(
         "consent",
-        help="list or change your saved decisions: which folders each MCP server may see",
+        help="list or change your saved decisions: which folders each MCP server may see, which servers you trust",
         description="Your saved decisions, per server as connect and the editor see it: where it is defined, its id "
-        "and its exact launch configuration (a changed command line is a new server, asked again).",
+        "and its exact launch configuration (a changed command line is a new server, asked again). `list` shows a "
+        "short handle for every saved decision and for every server a running editor sidecar runs; the other actions "
+        "take a handle, the id of a server a running sidecar runs, or a description (--server, --config, the folders' "
+        "own config files). A decision reaches every running sidecar within about a second.",
     )
     actions = consent.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="print the saved decisions of the servers (or of every server: --all)")
+    listing = actions.add_parser(
+        "list", help="the saved decisions and the servers running sidecars run, with their handles"
+    )
     _server_arguments(listing, what="only this server's decisions")
     listing.add_argument("--all", action="store_true", help="every saved decision, of every server ever asked")
-    listing.add_argument("--json", action="store_true", help="one JSON object per decision")
+    listing.add_argument("--json", action="store_true", help="one JSON object per decision and per running server")
     listing.add_argument("paths", nargs="*", metavar="PATH", help="folders whose own servers to include")
+    targets_help = (
+        "a record's handle; or a server (its handle, or its id in a running sidecar) followed by the folders; "
+        "or only folders, for the servers described by --server/--config (default: the embedded server and the "
+        "folders' own config files)"
+    )
     for action, text in (
         ("allow", "share these folders with the servers from now on"),
         ("deny", "never share these folders with the servers, and do not ask again"),
-        ("forget", "remove the saved decisions about these folders, so you are asked again"),
+        ("forget", "remove the saved decisions about these folders, so you are asked again (also in running editors)"),
+        ("trust", "trust these workspace-defined servers: a running editor starts them"),
+        ("untrust", "do not trust these workspace-defined servers: a running editor stops them"),
     ):
-        change = actions.add_parser(action, help=text)
-        _server_arguments(change, what="only this server (default: every server named)")
+        change = actions.add_parser(action, help=text, description=text)
+        _server_arguments(change, what="only this server: an id, or a handle (default: every server named)")
         if action == "allow":
             _broad_argument(change)
-        change.add_argument("paths", nargs="+", metavar="PATH", help="folders")
+            change.add_argument(
+                "--read-only",
+                action="store_true",
+                help="share them read only: the server's sandbox lets it read, never write, there",
+            )
+        if action in ("trust", "untrust"):
+            change.add_argument("targets", nargs="+", metavar="SERVER", help="handles or ids of running servers")
+        else:
+            change.add_argument("targets", nargs="+", metavar="TARGET", help=targets_help)
     consent.set_defaults(handler=_consent)
 
 
@@ -329,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connect_arguments(connect)
     _consent_arguments(commands)
+    _agents_arguments(commands)
 
     from host_bridge.gateway.command import add_attach_command
 

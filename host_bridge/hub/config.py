@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from host_bridge.consent.fingerprint import LaunchSpec, fingerprint
+from host_bridge.consent.fingerprint import LaunchSpec, TransportKind, fingerprint
 from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
 from host_bridge.hub.loops import attach_loop
 from host_bridge.hub.models import ConfiguredServer, EnvVar, ServerRef
@@ -99,19 +99,7 @@ class ServerConfig(ConfiguredServer, LaunchSpec):
             id=self.id, label=self.label, source=self.source, transport=self.transport, identity=self.identity.key,
             workspace_defined=self.workspace_defined, env_references=self.env_references,
         )
-        if self.transport == "http":
-            return ref.model_copy(update={"url": self.url, "header_names": tuple(sorted(self.headers))})
-        env = tuple(
-            EnvVar(name=name, value=value if shows_value(name) else None, from_env_file=name in self.env_file_names)
-            for name, value in sorted(self.env.items())
-        )
-        return ref.model_copy(
-            update={
-                "command": self.command, "args": self.args, "executable": self.executable, "cwd": self.cwd,
-                "env": env, "env_file": self.env_file, "passes_shared_folders": self.uses_shared_folders,
-                "sandbox_setting": self.sandbox,
-            }
-        )
+        return ref.model_copy(update=_KINDS[self.transport].describe(self))
 
 
 class ConfigProblem(WireModel):
@@ -165,6 +153,8 @@ class _Entry(BaseModel):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict[str, str])
     sandbox: str | None = None
+    network: str | None = None
+    unix_sockets: str | None = Field(default=None, alias="unixSockets")
 
 
 @dataclass(frozen=True)
@@ -278,18 +268,20 @@ def _resolve(server_id: str, raw: Any, source: str, context: _Context, workspace
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise _EntryError(f"field {where!r}: {first['msg']}") from None
-    kind = (entry.type or ("http" if entry.url and not entry.command else "stdio")).lower()
-    context.references.clear()
-    if kind == "stdio":
-        return _stdio(server_id, entry, source, context, workspace)
-    if kind in ("http", "streamable-http", "streamablehttp"):
-        return _http(server_id, entry, source, context, workspace)
-    if kind == "sse":
+    # Claude's .mcp.json may leave the type out: an entry with a url and no command is then an HTTP server.
+    name = (entry.type or ("http" if entry.url and not entry.command else "stdio")).lower()
+    kind = next((kind for kind in _KINDS.values() if name in kind.type_names), None)
+    if kind is None and name == "sse":
         raise _EntryError("the legacy SSE transport is not supported; use \"type\": \"http\" (streamable HTTP)")
-    raise _EntryError(f"unknown type {entry.type!r}; use \"stdio\" or \"http\"")
+    if kind is None:
+        known = " or ".join(f'"{known}"' for known in _KINDS)
+        raise _EntryError(f"unknown type {entry.type!r}; use {known}")
+    context.references.clear()
+    return kind.resolve(server_id, entry, source, context, workspace)
 
 
 def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
+    """A stdio entry resolved: variables, its env file, its working directory, its executable."""
     if not entry.command:
         raise _EntryError("a stdio server needs a \"command\"")
     env: dict[str, str] = {}
@@ -311,6 +303,10 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
     args = tuple(_expand(_scalar(a), context, launch_time=True) for a in entry.args)
     if entry.sandbox not in (None, "enforce", "off"):
         raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
+    if entry.network not in (None, "on", "off"):
+        raise _EntryError(f"network {entry.network!r} must be \"on\" or \"off\"")
+    if entry.unix_sockets not in (None, "allow", "refuse"):
+        raise _EntryError(f"unixSockets {entry.unix_sockets!r} must be \"allow\" or \"refuse\"")
     resolve_in = None if cwd is None or SHARED_FOLDERS in cwd else cwd
     if (loop := attach_loop(command, args)) is not None:
         raise _EntryError(loop)
@@ -320,6 +316,8 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
         executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), resolve_in),
         env_file=env_file, env_file_names=frozenset(from_file), env_references=tuple(sorted(context.references)),
         sandbox=entry.sandbox,  # pyright: ignore[reportArgumentType]  (checked just above)
+        network=entry.network,  # pyright: ignore[reportArgumentType]
+        unix_sockets=entry.unix_sockets,  # pyright: ignore[reportArgumentType]
     )
 
 
@@ -340,11 +338,27 @@ def resolve_executable(command: str, path: str | None, cwd: str | None) -> str |
     return shutil.which(command, path=os.pathsep.join(directories))
 
 
+def _stdio_described(config: ServerConfig) -> dict[str, Any]:
+    """What a prompt shows of a stdio server: what runs, where, with which environment (names; values of PATH-like
+    variables), and whether its folders or sandbox depend on consent."""
+    env = tuple(
+        EnvVar(name=name, value=value if shows_value(name) else None, from_env_file=name in config.env_file_names)
+        for name, value in sorted(config.env.items())
+    )
+    return {
+        "command": config.command, "args": config.args, "executable": config.executable, "cwd": config.cwd,
+        "env": env, "env_file": config.env_file, "passes_shared_folders": config.uses_shared_folders,
+        "sandbox_setting": config.sandbox,
+    }
+
+
 def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
+    """An http entry resolved: its URL (http or https) and headers, variables substituted."""
     if not entry.url:
         raise _EntryError("an http server needs a \"url\"")
-    if entry.sandbox is not None:
-        raise _EntryError("\"sandbox\" applies to stdio servers, which run on this machine; remove it")
+    for key, value in (("sandbox", entry.sandbox), ("network", entry.network), ("unixSockets", entry.unix_sockets)):
+        if value is not None:
+            raise _EntryError(f"\"{key}\" applies to stdio servers, which run on this machine; remove it")
     url = _expand(entry.url, context)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -354,6 +368,30 @@ def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspa
         id=server_id, label=server_id, source=source, transport="http", url=url, headers=headers,
         workspace_defined=workspace, origin=context.origin, env_references=tuple(sorted(context.references)),
     )
+
+
+def _http_described(config: ServerConfig) -> dict[str, Any]:
+    """What a prompt shows of an http server: its URL and the names of its headers (never their values)."""
+    return {"url": config.url, "header_names": tuple(sorted(config.headers))}
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One transport as config files write it."""
+
+    type_names: tuple[str, ...]
+    """The entry ``type`` values that select it (compared in lower case)."""
+    resolve: Callable[[str, _Entry, str, _Context, bool], ServerConfig]
+    """(id, entry, source, context, workspace-defined) → the config, or :class:`_EntryError`."""
+    describe: Callable[[ServerConfig], dict[str, Any]]
+    """The :class:`ServerRef` fields that describe a server of it."""
+
+
+_KINDS: Mapping[TransportKind, _Kind] = {
+    "stdio": _Kind(("stdio",), _stdio, _stdio_described),
+    "http": _Kind(("http", "streamable-http", "streamablehttp"), _http, _http_described),
+}
+"""Every transport a config entry may name; how each is run is :mod:`host_bridge.hub.transports`."""
 
 
 def _scalar(value: str | int | float | bool) -> str:

@@ -1,32 +1,26 @@
 """One MCP server's connection, owned by one task for its whole life.
 
-:meth:`ServerConnection.run` starts the server (stdio child process or streamable HTTP) through the
-official ``mcp`` SDK, keeps it connected, restarts it with jittered exponential backoff when it crashes,
-and gives up after too many crashes in a window. Every SDK context is entered and exited in that one task,
-as the SDK's cancel scopes require. Other tasks talk to the server through :attr:`ServerConnection.client`.
+:meth:`ServerConnection.run` opens the server's transport (:mod:`host_bridge.hub.transports`, chosen once by the hub)
+and the official ``mcp`` SDK's client over it, keeps it connected, restarts it with jittered exponential backoff when
+it crashes, and gives up after too many crashes in a window. Every SDK context, the transport's included, is entered
+and exited in that one task, as the SDK's cancel scopes require. Other tasks talk to the server through
+:attr:`ServerConnection.client`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import os
 import random
 import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
-import anyio.abc
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 import mcp_types as types
 from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -34,54 +28,18 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from host_bridge import __version__
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
-from host_bridge.hub.http_transport import http_transport
-from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch, planned_sandbox
-from host_bridge.hub.limits import DEFAULT_MAX_PAGE_ITEMS, DEFAULT_MAX_READ_CONTENTS, AnswerLimits
-from host_bridge.hub.models import Reach, ResourceCapabilities, SandboxState, ServerState, ServerStatus, SharedRoot
-from host_bridge.hub.stdio_transport import DEFAULT_MAX_LINE_BYTES, stdio_transport
+from host_bridge.hub.launch import Launch
+from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, ServerStatus, SharedRoot
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.hub.transports.base import Streams, Transport
 from host_bridge.roots import Root, VisibleThrough
-from host_bridge.sandbox.refusals import Refusal, find_refusals
+from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 """Every protocol revision the SDK (and so host_bridge) can speak."""
-_MAX_STDERR_LINE = 8192
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    """Timeouts and restart policy; every field has a default."""
-
-    initialize_timeout: float = 30.0
-    """Seconds a server has to finish the handshake before it is killed and counted as a crash."""
-    request_timeout: float = 30.0
-    """Seconds any request may take; on expiry the SDK sends ``notifications/cancelled``."""
-    max_crashes: int = 5
-    """Crashes within :attr:`crash_window` after which the server is left stopped."""
-    crash_window: float = 180.0
-    """Seconds over which crashes are counted."""
-    backoff_initial: float = 0.5
-    """First restart delay in seconds; doubles per crash in the window, with jitter."""
-    backoff_max: float = 30.0
-    """Longest restart delay."""
-    malformed_budget: int = 20
-    """Malformed messages tolerated within a minute before the connection is restarted."""
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    """Longest line a stdio server may write to stdout; a longer one ends the connection (counted as a crash)."""
-    max_body_bytes: int = DEFAULT_MAX_LINE_BYTES
-    """Largest decoded body (after gzip/deflate) of one HTTP response that is not an event stream; a larger one
-    fails its request."""
-    max_page_items: int = DEFAULT_MAX_PAGE_ITEMS
-    """Most resources or resource templates in one listing answer; a bigger page fails its request, before the SDK
-    builds a model per item."""
-    max_read_contents: int = DEFAULT_MAX_READ_CONTENTS
-    """Most content items in one ``resources/read`` answer; more fail the read, before the SDK builds a model each."""
-    log_lines: int = 500
-    """Stderr lines kept per server."""
-    sandbox: SandboxSetting = "enforce"
-    """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
 
 
 class ConnectionEvents(Protocol):
@@ -103,7 +61,7 @@ class ConnectionEvents(Protocol):
         """Runs in the connection's own task group for as long as it is connected (e.g. listen streams)."""
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
-        """A stdio server is being started as ``launch`` says (its folders, its sandbox)."""
+        """The server is being started as ``launch`` says (its folders, its sandbox)."""
 
     def sandbox_refused(self, connection: ServerConnection, refusal: Refusal) -> None:
         """The sandbox refused the server a path outside its policy (read from its stderr)."""
@@ -122,20 +80,22 @@ class _Crash(Exception):
 
 
 class ServerConnection:
-    """The life of one configured server."""
+    """The life of one configured server: its states, its restarts, its roots; a
+    :class:`~host_bridge.hub.transports.base.TransportEvents` for the transport it opens at each start."""
 
     def __init__(
         self,
         config: ServerConfig,
         *,
+        transport: Transport,
         roots: Callable[[], Sequence[Root]],
         events: ConnectionEvents,
         settings: ConnectionSettings | None = None,
-        allowed_read: Callable[[], Sequence[str]] = tuple,
-        workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.config = config
         """Launch configuration; replaced only by creating a new connection."""
+        self.transport = transport
+        """How the server is reached (chosen once, from :attr:`config`)."""
         self.settings = settings or ConnectionSettings()
         self.state = ServerState.STOPPED
         """Current state."""
@@ -148,24 +108,18 @@ class ServerConnection:
         self.capabilities: types.ServerCapabilities | None = None
         """The server's capabilities while connected."""
         self.log: deque[str] = deque(maxlen=self.settings.log_lines)
-        """Last stderr lines of the server."""
+        """Last lines of the server's log (stderr)."""
         self.exit_status: int | None = None
         """How its process last ended: the exit status, or minus the signal that ended it (``None``: no process of it
-        has ended yet). A stdio server that exits at once is reported with it."""
+        has ended yet). A server that exits at once is reported with it."""
         self.starts = 0
         """How many times a process was started or a connection opened."""
         self._roots = roots
-        self._allowed_read = allowed_read
-        self._workspace_folders = workspace_folders
         self._events = events
-        self.launch: Launch | None = None
-        """How the stdio server was last started (its folders and sandbox)."""
         self.process_started = False
-        """Its process of this start exists (stdio): a starting server that is not a command that failed to run."""
+        """Its process of this start exists: a starting server that is not a command that failed to run."""
         self.roots_asked_at: datetime | None = None
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
-        self._refused: set[str] = set()
-        """Folders the sandbox refused in this start (each reported once)."""
         self._client: Client | None = None
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
@@ -173,7 +127,7 @@ class ServerConnection:
         self._stop_requested = False
         self._restart_requested = False
         self._lost: str | None = None
-        """Why the transport was lost, set by the stderr pump or the malformed-message budget."""
+        """Why the transport was lost, set by the transport or the malformed-message budget."""
         self._crashes: deque[float] = deque()
         self._malformed: deque[float] = deque()
         self._fetched_since_notify = False
@@ -185,6 +139,12 @@ class ServerConnection:
     def id(self) -> str:
         """The server's id."""
         return self.config.id
+
+    @property
+    def launch(self) -> Launch | None:
+        """How its process was last started (its folders and sandbox), by its transport; ``None`` for a server
+        host_bridge does not start, or before its first start."""
+        return self.transport.launch
 
     @property
     def client(self) -> Client:
@@ -213,34 +173,13 @@ class ServerConnection:
             last_error=self.last_error,
             roots_asked_at=self.roots_asked_at,
             reach=self._reach(),
-            sandbox=self._sandbox_state(),
+            sandbox=self.transport.sandbox(),
         )
 
     def _reach(self) -> tuple[Reach, ...]:
-        """How the shared folders reach it: roots it asked for (and was given some), its command line, its sandbox."""
-        reach: list[Reach] = []
-        if self.roots_asked_at is not None and self._answered:
-            reach.append("roots")  # it asked, in this start, and was answered folders
-        if self.config.uses_shared_folders:
-            reach.append("launch")
-        if self.launch is not None and self.launch.policy is not None and self.launch.policy.enforced:
-            reach.append("sandbox")
-        return tuple(reach)
-
-    def _sandbox_state(self) -> SandboxState | None:
-        if self.config.transport != "stdio":
-            return None
-        setting = self.config.sandbox or self.settings.sandbox
-        policy = self.launch.policy if self.launch is not None else None
-        if policy is None:
-            return planned_sandbox(setting)
-        return SandboxState(
-            setting=setting,
-            enforced=policy.enforced,
-            mechanism=policy.mechanism,
-            summary=policy.summary,
-            warnings=policy.warnings,
-        )
+        """How the shared folders reach it: roots it asked for (and was given some), then what its transport says."""
+        asked = self.roots_asked_at is not None and bool(self._answered)  # it asked, in this start, and got folders
+        return ("roots", *self.transport.reach()) if asked else self.transport.reach()
 
     def stop(self) -> None:
         """Ask :meth:`run` to disconnect and return."""
@@ -265,8 +204,7 @@ class ServerConnection:
         """
         message = error.message.lower()
         if error.code == types.CONNECTION_CLOSED:
-            # Over HTTP one dropped response stream leaves the session usable; over stdio it is gone.
-            if self.config.transport == "stdio":
+            if self.transport.closed_request_ends_session:
                 self._lose("the server closed the connection")
         elif error.code in (types.INVALID_REQUEST, types.METHOD_NOT_FOUND) and (
             "session" in message or message == "not found"
@@ -279,13 +217,8 @@ class ServerConnection:
         Servers that keep their last list when told the new one is empty would go on seeing folders the user
         revoked, so a shrink to empty restarts the server instead.
         """
-        folders = tuple(sorted(_root_paths(roots)))
-        if (
-            self.launch is not None
-            and depends_on_folders(self.config, self.launch)
-            and folders != self.launch.folders
-            and self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
-        ):
+        live = self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
+        if live and self.transport.needs_restart(_root_paths(roots)):
             logger.info(
                 "[%s] its shared folders changed; restarting it (its command line or sandbox holds them)", self.id
             )
@@ -332,6 +265,39 @@ class ServerConnection:
                 await self._backoff()
         self._set_state(ServerState.STOPPED)
 
+    # TransportEvents, from the transport of the current start.
+
+    def started(self) -> None:
+        """Its process exists: tell the owner (not a new state, but now its folders may be asked about)."""
+        self.process_started = True
+        if self.state is ServerState.STARTING:
+            self._events.state_changed(self)
+
+    def exited(self, status: int | None) -> None:
+        """Keep how its process ended."""
+        if status is not None:
+            self.exit_status = status
+
+    def log_line(self, line: str) -> None:
+        """Keep a line of its log and pass it on."""
+        self.log.append(line)
+        self._events.log_line(self, line)
+
+    def lost(self, reason: str) -> None:
+        """The connection ended under it: a crash, unless it was being stopped or restarted anyway."""
+        if not (self._stop_requested or self._restart_requested):
+            self._lose(reason)
+
+    def launched(self, launch: Launch) -> None:
+        """Pass on how the server is being started."""
+        self._events.launched(self, launch)
+
+    def sandbox_refused(self, refusal: Refusal) -> None:
+        """Pass on a path the sandbox refused it."""
+        self._events.sandbox_refused(self, refusal)
+
+    # Internals.
+
     async def _connect_once(self) -> None:
         self._wake = anyio.Event()
         self._lost = None
@@ -340,20 +306,15 @@ class ServerConnection:
         self.process_started = False
         self.starts += 1
         try:
-            async with anyio.create_task_group() as tasks:
-                transport = self._transport(tasks)
-                await self._session(transport)
-                tasks.cancel_scope.cancel()
+            await self._session(self.transport.open(_root_paths(self._roots()), self))
         except Exception as error:
             raise self._classify(_root_cause(error)) from None
         finally:
             self._client = None
             self.protocol_version = None
             self.capabilities = None
-            if self.launch is not None:
-                self.launch.clean_up()
 
-    async def _session(self, transport: AbstractAsyncContextManager[Any]) -> None:
+    async def _session(self, transport: AbstractAsyncContextManager[Streams]) -> None:
         client = Client(
             transport,
             mode="auto",
@@ -395,74 +356,6 @@ class ServerConnection:
         except Exception:
             logger.exception("[%s] connection helper failed", self.id)
 
-    def _transport(self, tasks: anyio.abc.TaskGroup) -> AbstractAsyncContextManager[Any]:
-        config, settings = self.config, self.settings
-        limits = AnswerLimits(
-            self.id, max_page_items=settings.max_page_items, max_read_contents=settings.max_read_contents
-        )
-        if config.transport == "http":
-            assert config.url is not None
-            return http_transport(
-                config.url,
-                config.headers,
-                settings.request_timeout,
-                server=self.id,
-                max_body_bytes=settings.max_body_bytes,
-                limits=limits,
-            )
-        assert config.command is not None
-        launch = self.launch = plan_launch(
-            config,
-            _root_paths(self._roots()),
-            sandbox_default=settings.sandbox,
-            allowed_read=self._allowed_read(),
-            workspace_folders=self._workspace_folders(),
-        )
-        if launch.policy is not None:
-            for warning in launch.policy.warnings:
-                logger.warning("[%s] sandbox: %s", self.id, warning)
-        self._refused = set()
-        self._events.launched(self, launch)
-        read_fd, write_fd = os.pipe()
-        tasks.start_soon(self._pump_stderr, read_fd)
-        return stdio_transport(
-            launch.command,
-            launch.args,
-            env=launch.env,
-            cwd=launch.cwd,
-            preexec_fn=launch.preexec_fn,
-            stderr=write_fd,
-            server=self.id,
-            on_lost=self._lose,
-            on_exit=self._exited,
-            on_started=self._process_started,
-            max_line_bytes=settings.max_line_bytes,
-            limits=limits,
-        )
-
-    async def _pump_stderr(self, fd: int) -> None:
-        token = anyio.lowlevel.current_token()
-
-        def deliver(line: bytes) -> None:
-            anyio.from_thread.run_sync(self._stderr_line, line, token=token)
-
-        await anyio.to_thread.run_sync(
-            _read_lines, fd, deliver, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
-        )
-        if not (self._stop_requested or self._restart_requested):
-            self._lose("the server process exited")
-
-    def _stderr_line(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        self.log.append(text)
-        self._events.log_line(self, text)
-        policy = self.launch.policy if self.launch is not None else None
-        if policy is not None and policy.enforced:
-            for refusal in find_refusals([text], policy):
-                if refusal.folder not in self._refused:
-                    self._refused.add(refusal.folder)
-                    self._events.sandbox_refused(self, refusal)
-
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         roots = tuple(self._roots())
         reach_before = self._reach()
@@ -487,15 +380,6 @@ class ServerConnection:
             return
         self._events.notification(self, message)
 
-    def _process_started(self) -> None:
-        self.process_started = True
-        if self.state is ServerState.STARTING:
-            self._events.state_changed(self)  # not a new state, but now its folders may be asked about
-
-    def _exited(self, status: int | None) -> None:
-        if status is not None:
-            self.exit_status = status
-
     def _lose(self, reason: str) -> None:
         if self._lost is None:
             self._lost = reason
@@ -516,11 +400,8 @@ class ServerConnection:
                 f"the server supports none of host_bridge's MCP protocol revisions ({', '.join(SUPPORTED_VERSIONS)}): "
                 f"{error.message}; update the server or host_bridge"
             )
-        if isinstance(error, FileNotFoundError | PermissionError) and self.config.transport == "stdio":
-            return _PermanentFailure(
-                f"cannot start {self.config.command!r}: {error.strerror or error}; check the command in "
-                f"{self.config.source}"
-            )
+        if (permanent := self.transport.permanent_failure(error)) is not None:
+            return _PermanentFailure(permanent)
         if isinstance(error, MCPError) and error.code == types.CONNECTION_CLOSED:
             return _Crash(self._lost or "the server closed the connection")
         return _Crash(self._lost or f"{type(error).__name__}: {text}")
@@ -595,27 +476,3 @@ def _root_cause(error: BaseException) -> BaseException:
             if isinstance(leaf, preferred):
                 return leaf
     return leaves[0] if leaves else error
-
-
-def _read_lines(fd: int, deliver: Callable[[bytes], None]) -> None:
-    """Read ``fd`` to end-of-file in this worker thread, handing over each line (capped); then close it.
-
-    The reading thread owns the descriptor: closing it from the event loop while a read is blocked would
-    hang, and after the loop stopped listening the remaining output is simply drained.
-    """
-    pending = b""
-    try:
-        while chunk := os.read(fd, 65536):
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            if len(pending) > _MAX_STDERR_LINE:
-                lines.append(pending[:_MAX_STDERR_LINE])
-                pending = b""
-            for line in lines:
-                with contextlib.suppress(RuntimeError):
-                    deliver(line[:_MAX_STDERR_LINE])
-        if pending:
-            with contextlib.suppress(RuntimeError):
-                deliver(pending)
-    finally:
-        os.close(fd)

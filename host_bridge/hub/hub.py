@@ -24,12 +24,14 @@ from mcp import Client, MCPError
 from host_bridge.consent.policy import ConsentPolicy
 from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection
+from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import UnknownServerError
 from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.hub.transports import transport_for
 from host_bridge.roots import Root, RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
@@ -322,7 +324,7 @@ class Hub:
         await self.broker.serve_subscriptions(connection.id, client)
 
     def launched(self, connection: ServerConnection, launch: Launch) -> None:
-        """Audit how a stdio server is started: its folders on the command line and its sandbox."""
+        """Audit how a server is started: its folders on the command line and its sandbox."""
         if self._audit is not None:
             self._audit.append_launch(connection.config.identity, launch)
 
@@ -362,13 +364,19 @@ class Hub:
         return connection.config.workspace_defined and self.policy.trusted(connection.config.identity) is not True
 
     def _new_connection(self, config: ServerConfig) -> ServerConnection:
+        transport = transport_for(
+            config,
+            self._connection_settings,
+            allowed_read=lambda: self.policy.read_only_paths(config.identity),
+            workspace_folders=self._candidate_paths,
+            shared_read_only=lambda: self.policy.shared_read_only(config.identity),
+        )
         return ServerConnection(
             config,
+            transport=transport,
             roots=lambda: self.registry.roots_for(config.id),
             events=self,
             settings=self._connection_settings,
-            allowed_read=lambda: self.policy.read_only_paths(config.identity),
-            workspace_folders=self._candidate_paths,
         )
 
     def _candidate_paths(self) -> list[str]:
@@ -387,8 +395,28 @@ class Hub:
         token = self._token
         if token is None or threading.get_ident() == self._loop_thread:
             self._restart_for_read_only(identities)
+            self._trust_changed(identities)
         else:
             anyio.from_thread.run_sync(self._restart_for_read_only, identities, token=token)
+            anyio.from_thread.run_sync(self._trust_changed, identities, token=token)
+
+    def _trust_changed(self, identities: frozenset[str]) -> None:
+        """Trust given or withdrawn anywhere (another window, ``host-bridge consent trust``, ``connect
+        --trust-workspace-servers``) applies to this hub's workspace-defined servers at once: a server waiting for it
+        starts; one no longer trusted stops."""
+        for connection in list(self._connections.values()):
+            config = connection.config
+            if not config.workspace_defined or config.identity.key not in identities:
+                continue
+            trusted = self.policy.trusted(config.identity)
+            held = connection.state is ServerState.AWAITING_TRUST or (
+                connection.state is ServerState.STOPPED and connection not in self._running
+            )
+            if trusted is True and held:
+                connection.last_error = None
+                self.apply_trust(connection.id, True)
+            elif trusted is False and connection.state is not ServerState.STOPPED:
+                self.apply_trust(connection.id, False)
 
     def _restart_for_read_only(self, identities: frozenset[str]) -> None:
         for connection in self._connections.values():
@@ -396,7 +424,8 @@ class Hub:
             if connection.config.identity.key not in identities or launch is None or launch.policy is None:
                 continue
             allowed = tuple(self.policy.read_only_paths(connection.config.identity))
-            if launch.policy.enforced and allowed != launch.allowed_read:
+            read_only = set(self.policy.shared_read_only(connection.config.identity)) & set(launch.folders)
+            if launch.policy.enforced and (allowed != launch.allowed_read or read_only != set(launch.read_only)):
                 logger.info("[%s] the paths it may read changed; restarting it with the new sandbox", connection.id)
                 connection.restart()
 

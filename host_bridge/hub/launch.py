@@ -33,6 +33,22 @@ from host_bridge.sandbox.support import mechanism_for, supported
 
 SandboxSetting = Literal["enforce", "off"]
 """A server's sandbox setting: ``enforce`` (where the OS supports it) or ``off``."""
+NetworkSetting = Literal["on", "off"]
+"""A server's network setting: ``on``, or ``off`` (the kernel refuses it TCP and, with seccomp, other protocols)."""
+
+
+def network_allowed(config: ServerConfig, default: NetworkSetting) -> bool:
+    """Whether ``config``'s server gets the network: its own setting over the user's ``default``, except that a
+    workspace file can only turn it off, never on where the user's default is off."""
+    if config.workspace_defined:
+        return config.network != "off" and default != "off"
+    return (config.network or default) == "on"
+
+
+def unix_sockets_allowed(config: ServerConfig) -> bool:
+    """Whether ``config``'s server may reach other programs' UNIX sockets: only when the user's own settings say
+    ``"unixSockets": "allow"`` (a workspace file cannot)."""
+    return config.unix_sockets == "allow" and not config.workspace_defined
 
 
 def expand_shared_folders(
@@ -67,15 +83,19 @@ class Launch:
     cwd: str | None
     """Its working directory."""
     folders: tuple[str, ...]
-    """The shared folders it was started with (canonical, sorted)."""
+    """The shared folders it was started with (canonical, sorted), read-only ones included."""
     policy: SandboxPolicy | None
     """The sandbox it runs in; ``policy.enforced`` says whether it is enforced (the setting, the OS)."""
+    read_only: tuple[str, ...] = ()
+    """Those of :attr:`folders` shared read only (sorted)."""
     allowed_read: tuple[str, ...] = ()
     """Paths the user let it read after a refusal (sorted); part of its sandbox."""
     preexec_fn: Callable[[], None] | None = None
     """Runs in the forked child before ``exec`` (POSIX): the sandbox, then the parent-death signal."""
     private_tmp: Path | None = field(default=None)
     """Its own temporary folder, removed by :meth:`clean_up`."""
+    mount_layer: bool = False
+    """It starts in a mount namespace (a private ``/dev``, planted files read only)."""
 
     def clean_up(self) -> None:
         """Remove the private temporary folder once the server is gone."""
@@ -92,11 +112,15 @@ def plan_launch(
     allowed_read: Sequence[str] = (),
     workspace_folders: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    read_only: Sequence[str] = (),
+    network_default: NetworkSetting = "on",
 ) -> Launch:
-    """The start of the stdio server ``config`` with ``folders`` shared with it now; ``workspace_folders`` (the
-    candidate folders) are only used to warn when its runtime grants would expose one of them."""
+    """The start of the stdio server ``config`` with ``folders`` shared with it now (those also in ``read_only``
+    read only); ``workspace_folders`` (the candidate folders) are only used to warn when its runtime grants would
+    expose one of them. ``network_default`` is the user's network setting (see :func:`network_allowed`)."""
     assert config.command is not None
     shared = tuple(sorted(folders))
+    read_only_shared = tuple(folder for folder in shared if folder in set(read_only))
     base_env = {**(os.environ if environ is None else environ), **config.env}
     args, env, cwd = expand_shared_folders(config.args, base_env, config.cwd, shared)
     setting = config.sandbox or sandbox_default
@@ -107,7 +131,10 @@ def plan_launch(
         args,
         cwd=cwd,
         env=env,
-        shared_folders=shared,
+        shared_folders=[folder for folder in shared if folder not in read_only_shared],
+        read_only_folders=read_only_shared,
+        network=network_allowed(config, network_default),
+        unix_sockets=unix_sockets_allowed(config),
         home=home_dir,
         private_tmp=private_tmp,
         enforce=setting == "enforce",
@@ -121,10 +148,12 @@ def plan_launch(
         env=dict(sandboxed.env),
         cwd=cwd,
         folders=shared,
+        read_only=read_only_shared,
         policy=policy,
         allowed_read=tuple(sorted(allowed_read)),
         preexec_fn=sandboxed.preexec_fn,
         private_tmp=private_tmp,
+        mount_layer=sandboxed.mount_layer is not None,
     )
 
 

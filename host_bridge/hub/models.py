@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from host_bridge.roots import VisibleThrough
+from host_bridge.sandbox.confinement import Channel
 from host_bridge.wire import WireModel
 
 
@@ -127,6 +128,14 @@ class SandboxState(WireModel):
     warnings: tuple[str, ...] = ()
     """What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is
     not shared with it (so that folder is readable), or a shared folder holds the whole home folder."""
+    network: Literal["on", "off"] = "on"
+    """Its network setting in effect (a workspace file cannot turn it on)."""
+    unix_sockets: bool = False
+    """The user let it reach other programs' UNIX sockets (Docker, ssh-agent, the session bus)."""
+    read_only: tuple[str, ...] = ()
+    """Shared folders it may only read (canonical paths)."""
+    channels: tuple[Channel, ...] = ()
+    """What this machine's kernel refuses it besides files, channel by channel (Linux), and what it cannot."""
 
 
 class ServerStatus(ServerRef):

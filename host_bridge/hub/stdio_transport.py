@@ -2,13 +2,11 @@
 
 :func:`stdio_transport` stands in for ``mcp.client.stdio.stdio_client`` and yields the read and write streams that
 ``mcp.Client`` expects; the MCP session stays the SDK's. What differs is the read side: stdout is read as bytes and
-split on ``b"\\n"`` by a :class:`LineSplitter` with a hard per-line cap, so a server writing an endless line is
-disconnected with a clear reason instead of growing our memory until a request times out (docs/security.md C9).
-Each line is parsed once into Python objects and validated with the SDK's own JSON-RPC models, without the
-SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of parsed message, not four times that). Both
-streams work in the task that uses them (:class:`LineReader` reads and parses in the SDK's dispatcher, a sender
-writes its own message): no pump tasks and memory streams in between, which would cost two hand-overs between tasks
-per message each way.
+framed by :mod:`host_bridge.jsonrpc_lines`: split on ``b"\\n"`` with a hard per-line cap, so a server writing an
+endless line is disconnected with a clear reason instead of growing our memory until a request times out
+(docs/security.md C9), and each line parsed once into the SDK's message. Both streams work in the task that uses them
+(:class:`LineReader` reads and parses in the SDK's dispatcher, a sender writes its own message): no pump tasks and
+memory streams in between, which would cost two hand-overs between tasks per message each way.
 
 Shutdown follows the SDK and the MCP spec: close stdin, give the server a grace period, then end its whole process
 group (on POSIX the server is started in a new session, so its pid is its group), also when the server itself exited
@@ -22,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
 import os
 import subprocess
@@ -36,17 +33,14 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import mcp_types as types
-import pydantic_core
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import process_groups
 from host_bridge.hub.limits import AnswerLimits
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_line
 from host_bridge.procs import die_with_parent
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_LINE_BYTES = 64 * 2**20
-"""Longest line (without its newline) a server may write to stdout before it is disconnected."""
 
 Streams = tuple["LineReader", "LineWriter"]
 """What ``mcp.Client`` takes from a transport: messages (or parse errors) from the server, messages to it."""
@@ -66,96 +60,6 @@ _EXIT_AFTER_EOF = 1.0
 """Seconds a server whose stdout ended has to be seen exiting, so it is reported as exited."""
 STOP_SECONDS = _STDIN_CLOSE_GRACE + _GROUP_TERM_GRACE + _REAP_WAIT
 """The longest a stop takes, from the session's end to the last SIGKILL and the server reaped."""
-
-
-class LineSplitter:
-    """Splits a byte stream into lines on ``b"\\n"``, refusing any line longer than ``max_bytes``.
-
-    Lines come back without their ``b"\\n"``; a ``b"\\r"`` before it is kept (JSON reads it as whitespace). A line
-    is joined from its pieces once, when its newline arrives, and the pieces are dropped right after. (Growing one
-    ``bytearray`` instead costs more: reallocations copy it, and the JSON parser copies a mutable buffer again.)
-    """
-
-    def __init__(self, max_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        self.max_bytes = max_bytes
-        """The cap on one line, in bytes, newline excluded."""
-        self._parts: list[bytes] = []
-        self._size = 0
-        self.overflowed = False
-        """A line went over the cap: nothing after it can be trusted, the connection must end."""
-
-    @property
-    def pending(self) -> int:
-        """Bytes of an unfinished line held so far."""
-        return self._size
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The lines completed by ``chunk``, in order.
-
-        A line over the cap sets :attr:`overflowed` and ends the feed there (the line and the rest of the chunk are
-        forgotten); the lines completed before it are still returned, for the caller to deliver before it stops.
-        """
-        lines: list[bytes] = []
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            if self._over(self._size + end - start):
-                return lines
-            piece = chunk[start:end]
-            if self._parts:
-                self._parts.append(piece)
-                piece = b"".join(self._parts)
-                self._parts, self._size = [], 0
-            lines.append(piece)
-            start = end + 1
-        if start < len(chunk) and not self._over(self._size + len(chunk) - start):
-            self._parts.append(chunk[start:] if start else chunk)
-            self._size += len(chunk) - start
-        return lines
-
-    def _over(self, size: int) -> bool:
-        if size > self.max_bytes:
-            self._parts, self._size = [], 0
-            self.overflowed = True
-        return self.overflowed
-
-
-def parse_line(line: bytes, limits: AnswerLimits | None = None) -> SessionMessage | Exception:
-    """One line from the server as the SDK's message, or the parse error as a value (the SDK reader's contract).
-
-    The JSON is read into Python objects once and validated with the SDK's JSON-RPC union in Python mode, which
-    keeps the parsed strings instead of copying them per union member as JSON-mode validation does. A line that is
-    not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
-    An answer with more items than ``limits`` allow becomes an error for its request before anything is validated.
-    """
-    try:
-        value = _loads(line)
-        if limits is not None and (refusal := limits.check(value)) is not None:
-            return SessionMessage(refusal)
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
-    except ValueError as error:
-        return error
-
-
-def _loads(line: bytes) -> Any:
-    """``line`` as Python objects; raises ``ValueError`` when it is not JSON."""
-    try:
-        return pydantic_core.from_json(line)
-    except ValueError:
-        if line.isascii() and b"\\u" not in line:
-            raise
-    text = line.decode("utf-8", "replace")
-    try:
-        return pydantic_core.from_json(text)
-    except ValueError:
-        if "\\u" not in text:
-            raise
-    # A lone surrogate escape ("\\ud800") is valid JSON text that pydantic's parser refuses; refusing the line
-    # would leave its request unanswered until it times out. The standard parser keeps it as a lone surrogate.
-    return json.loads(text, parse_constant=_not_json)
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not valid JSON")
 
 
 @contextlib.asynccontextmanager

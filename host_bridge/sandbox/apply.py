@@ -3,22 +3,32 @@ the same thing as a wrapper command (``python -m host_bridge.sandbox.run``, or `
 :func:`sandboxed_launch`, which picks what this platform needs.
 
 No extra process stays between host_bridge and the server: the ``preexec_fn`` runs in the child that becomes the
-server, and the wrappers ``exec`` the server in their own place.
+server, and the wrappers ``exec`` the server in their own place. The one exception is the mount layer
+(:mod:`host_bridge.sandbox.mounts`): bubblewrap waits for the server as its parent, in the same process group.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
+import logging
 import mmap
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from host_bridge.sandbox import mounts, seccomp
+from host_bridge.sandbox.landlock import RESOLVE_UNIX_ABI, Rule, landlock_abi
 from host_bridge.sandbox.macos import wrap_command as wrap_for_macos
+from host_bridge.sandbox.mounts import MountLayer
 from host_bridge.sandbox.policy import SandboxPolicy
 from host_bridge.sandbox.rules import Plan, describe_failure, landlock_rules
 from host_bridge.system import IS_WINDOWS
+
+logger = logging.getLogger(__name__)
 
 _FAILURE_BYTES = 4096
 
@@ -73,11 +83,28 @@ class SandboxPreexec:
         return SandboxStartError(message)
 
 
-def plan_for(policy: SandboxPolicy) -> Plan:
-    """The Landlock rules and the folders to create of an enforced Landlock ``policy``."""
-    rules = landlock_rules((g.path for g in policy.read_execute), (g.path for g in policy.read_write))
+def plan_for(policy: SandboxPolicy, extra: Sequence[Rule] = ()) -> Plan:
+    """What the child does for an enforced Landlock ``policy``: its rules (and ``extra`` ones), the folders to
+    create, and the seccomp program for its socket settings (``None`` when none is needed or none can be built)."""
+    rules = landlock_rules((g.path for g in policy.read_execute), (g.path for g in policy.read_write), extra)
     create = tuple(g.path for g in policy.read_write if g.create)
-    return Plan(rules, create, policy.abi)
+    return Plan(rules, create, policy.abi, policy.network, policy.unix_sockets, seccomp_program(policy))
+
+
+def seccomp_program(policy: SandboxPolicy) -> bytes | None:
+    """The seccomp program ``policy`` needs on this kernel: UNIX sockets refused where Landlock cannot (before
+    ABI 9), everything but TCP refused when its network is off; ``None`` when nothing is needed or it cannot be
+    built here (:func:`host_bridge.sandbox.confinement.channels` says so in status)."""
+    abi = policy.abi if policy.abi is not None else landlock_abi()
+    refuse_unix = not policy.unix_sockets and abi < RESOLVE_UNIX_ABI
+    if seccomp.unavailable_reason() is not None:
+        return None
+    return seccomp.program(refuse_unix=refuse_unix, network=policy.network)
+
+
+def writable_folders(policy: SandboxPolicy) -> list[str]:
+    """The consented folders ``policy`` lets the server write (where planted files are guarded)."""
+    return [grant.path for grant in policy.read_write if grant.kind == "shared"]
 
 
 def sandbox_preexec(policy: SandboxPolicy, *, then: Callable[[], None] | None = None) -> Callable[[], None]:
@@ -92,10 +119,31 @@ def sandbox_preexec(policy: SandboxPolicy, *, then: Callable[[], None] | None = 
     return SandboxPreexec(policy, then)
 
 
-def runner_command(policy: SandboxPolicy, command: str, args: Sequence[str]) -> tuple[str, list[str]]:
-    """``command`` and ``args`` wrapped in ``python -m host_bridge.sandbox.run POLICY -- command args``, for hosts
-    that cannot pass a ``preexec_fn``. The runner applies the policy and then ``exec``s the command in its place."""
-    return sys.executable, ["-I", "-m", "host_bridge.sandbox.run", policy.to_json(), "--", command, *args]
+def runner_command(
+    policy: SandboxPolicy, command: str, args: Sequence[str], extra: Sequence[Rule] = ()
+) -> tuple[str, list[str]]:
+    """``command`` and ``args`` wrapped in the runner (``python -m host_bridge.sandbox.run POLICY -- command args``, as
+    :data:`_RUNNER` starts it), for hosts
+    that cannot pass a ``preexec_fn`` (and inside the mount layer). The runner applies the policy (with ``extra``
+    rules and the seccomp program) and then ``exec``s the command in its place."""
+    wire = json.loads(policy.to_json())
+    program = seccomp_program(policy) if policy.enforced else None
+    if program is not None:
+        wire["seccomp"] = base64.b64encode(program).decode("ascii")
+    if extra:
+        wire["extraRules"] = [{"path": rule.path, "access": rule.access} for rule in extra]
+    text = json.dumps(wire, separators=(",", ":"))
+    return sys.executable, ["-I", "-S", "-c", _RUNNER, text, "--", command, *args]
+
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+_RUNNER = (
+    f"import sys; sys.path[:0] = [{_PACKAGE_PARENT!r}]; "
+    "from host_bridge.sandbox.run import main; sys.exit(main(sys.argv[1:]))"
+)
+"""``python -m host_bridge.sandbox.run`` for any interpreter layout: isolated and without site-packages (faster, and
+the same whether host_bridge is installed, editable or laid out in an editor package), with host_bridge's own folder
+first on ``sys.path`` (the runner needs the standard library only)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +158,8 @@ class SandboxedLaunch:
     """The server's environment with ``TMPDIR``/``TMP``/``TEMP`` pointing at its private temp folder."""
     preexec_fn: Callable[[], None] | None
     """What to run in the child before ``exec`` (POSIX only; ``None`` on Windows)."""
+    mount_layer: MountLayer | None = None
+    """The mount namespace it starts in (Linux, where bubblewrap works), or ``None``."""
 
     def failure(self) -> SandboxStartError | None:
         """After ``subprocess`` raised while starting: the sandbox's reason, or ``None`` if it was something else."""
@@ -124,12 +174,16 @@ def sandboxed_launch(
     *,
     then: Callable[[], None] | None = None,
     use_runner: bool = False,
+    mount_layer: bool | None = None,
 ) -> SandboxedLaunch:
     """What to start for ``command args`` under ``policy``, on this platform.
 
-    Linux: the command as it is, with a ``preexec_fn`` that applies Landlock (or, with ``use_runner``, wrapped in
-    the runner). macOS: wrapped in ``sandbox-exec`` with the policy's profile. Not enforced (Windows, the ``off``
-    setting, no Landlock): the command as it is. ``then`` runs in the child last (POSIX).
+    Linux: in the mount layer where bubblewrap works and a planted file exists to guard (``mount_layer`` ``None``;
+    ``True``: wherever bubblewrap works; ``False``: never), with the runner applying Landlock inside it (it costs
+    an interpreter start, so it is not used when it guards nothing); otherwise the command as it is, with a
+    ``preexec_fn`` that applies Landlock (or, with ``use_runner``, wrapped in the runner). macOS: wrapped in
+    ``sandbox-exec`` with the policy's profile. Not enforced (Windows, the ``off`` setting, no Landlock): the command
+    as it is. ``then`` runs in the child last (POSIX).
     """
     environment = policy.environment(env)
     if IS_WINDOWS:
@@ -137,6 +191,14 @@ def sandboxed_launch(
     if policy.enforced and policy.mechanism == "sandbox-exec":
         wrapped, wrapped_args = wrap_for_macos(policy, command, args)
         return SandboxedLaunch(wrapped, wrapped_args, environment, then)
+    if policy.enforced and mount_layer is not False:
+        layer = mounts.layer_for(writable_folders(policy))
+        if layer is not None and (layer.protected or mount_layer):
+            wrapped, wrapped_args = runner_command(policy, command, args, mounts.PRIVATE_DEVICES)
+            bwrap, *options = layer.command()
+            return SandboxedLaunch(bwrap, [*options, wrapped, *wrapped_args], environment, then, layer)
+        if mount_layer:
+            raise SandboxStartError(f"no mount layer here: {mounts.unavailable_reason()}")
     if policy.enforced and use_runner:
         wrapped, wrapped_args = runner_command(policy, command, args)
         return SandboxedLaunch(wrapped, wrapped_args, environment, then)

@@ -4,8 +4,10 @@ Standard library only: :mod:`host_bridge.sandbox.run` imports this module before
 the code that runs in a forked child before ``exec`` (:mod:`host_bridge.sandbox.apply`) must not need more.
 
 The ruleset *handles* every file system access right the running kernel's ABI knows, so anything not granted by a
-rule is refused (``EACCES``; ``EXDEV`` for a rename or link across rules). Network ports (ABI 4) and the scopes of
-ABI 6 (abstract UNIX sockets, signals) are deliberately left unhandled: this sandbox is about files.
+rule is refused (``EACCES``; ``EXDEV`` for a rename or link across rules). Beyond files it handles what the ABI offers
+(:func:`attributes_for`): TCP ``bind``/``connect`` (ABI 4) when the server's network is off, the scopes of ABI 6
+(signals to processes outside the sandbox; abstract UNIX sockets created outside it), and connections to pathname UNIX
+sockets (ABI 9, ``LANDLOCK_ACCESS_FS_RESOLVE_UNIX``) unless the user let the server reach other programs' sockets.
 
 A restriction is permanent for the thread and everything it later executes, and it only ever narrows: a second
 ruleset is intersected with the first (the kernel enforces every layer).
@@ -43,28 +45,55 @@ ACCESS_FS_TRUNCATE = 1 << 14
 """ABI 3: ``truncate``, ``ftruncate`` and ``open(O_TRUNC)``."""
 ACCESS_FS_IOCTL_DEV = 1 << 15
 """ABI 5: ``ioctl`` on character and block devices."""
+ACCESS_FS_RESOLVE_UNIX = 1 << 16
+"""ABI 9: connect or send to a pathname UNIX socket (one created outside the sandbox needs a rule)."""
+
+ACCESS_NET_BIND_TCP = 1 << 0
+"""ABI 4: bind a TCP socket to a port."""
+ACCESS_NET_CONNECT_TCP = 1 << 1
+"""ABI 4: connect a TCP socket to a port."""
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+"""ABI 6: no connection to an abstract UNIX socket created outside the sandbox."""
+SCOPE_SIGNAL = 1 << 1
+"""ABI 6: no signal to a process outside the sandbox."""
 
 _ABI_1_FS = (1 << 13) - 1
+_ABI_5_FS = _ABI_1_FS | ACCESS_FS_REFER | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
 FS_RIGHTS_BY_ABI: dict[int, int] = {
     1: _ABI_1_FS,
     2: _ABI_1_FS | ACCESS_FS_REFER,
     3: _ABI_1_FS | ACCESS_FS_REFER | ACCESS_FS_TRUNCATE,
     4: _ABI_1_FS | ACCESS_FS_REFER | ACCESS_FS_TRUNCATE,
-    5: _ABI_1_FS | ACCESS_FS_REFER | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV,
+    5: _ABI_5_FS,
+    6: _ABI_5_FS,
+    7: _ABI_5_FS,
+    8: _ABI_5_FS,
+    9: _ABI_5_FS | ACCESS_FS_RESOLVE_UNIX,
 }
-"""The file system rights each ABI version knows; later versions (6: scopes, 7: audit logging) added none."""
+"""The file system rights each ABI version knows (6: scopes, 7: audit logging and 8: all threads added none)."""
+NET_ABI = 4
+"""The first ABI with TCP port rules."""
+SCOPE_ABI = 6
+"""The first ABI with scopes (signals, abstract UNIX sockets)."""
+RESOLVE_UNIX_ABI = 9
+"""The first ABI that controls connections to pathname UNIX sockets."""
 
-FILE_RIGHTS = ACCESS_FS_EXECUTE | ACCESS_FS_WRITE_FILE | ACCESS_FS_READ_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+FILE_RIGHTS = (
+    ACCESS_FS_EXECUTE | ACCESS_FS_WRITE_FILE | ACCESS_FS_READ_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+    | ACCESS_FS_RESOLVE_UNIX
+)
 """The only rights a rule on a non-directory may carry (the kernel refuses others with ``EINVAL``)."""
 
 READ = ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR
 """Open files for reading and list directories."""
 READ_EXECUTE = READ | ACCESS_FS_EXECUTE
 """Read, and execute programs."""
-READ_WRITE = (1 << 16) - 1
-"""Everything, including creating, removing, renaming and executing (masked to what the ABI knows)."""
+READ_WRITE = ((1 << 16) - 1) & ~(ACCESS_FS_MAKE_CHAR | ACCESS_FS_MAKE_BLOCK | ACCESS_FS_IOCTL_DEV)
+"""Read, write, create, remove, rename and execute files, folders, links, FIFOs and sockets (masked to what the ABI
+knows). Never device nodes: a server running as root could otherwise make one for a disk in a folder it may write, and
+read or write the disk through it."""
 DEVICE = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
-"""What a terminal or ``/dev/null`` needs: read, write, ``O_TRUNC`` (shell redirections) and ioctls."""
+"""What ``/dev/null`` and the other devices granted need: read, write, ``O_TRUNC`` (shell redirections) and ioctls."""
 
 _CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
@@ -77,7 +106,14 @@ class LandlockError(OSError):
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = (("handled_access_fs", ctypes.c_uint64),)
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
+
+
+_ATTR_SIZE_BY_FIELDS = {1: 8, 2: 16, 3: 24}
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -153,6 +189,37 @@ def handled_rights(abi: int) -> int:
 
 
 @dataclass(frozen=True)
+class Attributes:
+    """What a ruleset handles: file system rights, network rights, and scopes (``struct landlock_ruleset_attr``)."""
+
+    fs: int
+    """File system rights refused unless a rule grants them."""
+    net: int = 0
+    """TCP rights refused (no port rule is ever added: a server with its network off binds and connects to none)."""
+    scoped: int = 0
+    """Scopes: IPC with processes outside the sandbox that is refused."""
+
+    def size(self) -> int:
+        """The bytes of ``struct landlock_ruleset_attr`` to pass: only as many fields as are used, so that a kernel
+        older than a field never sees it."""
+        return _ATTR_SIZE_BY_FIELDS[3 if self.scoped else 2 if self.net else 1]
+
+
+def attributes_for(abi: int, *, network: bool = True, unix_sockets: bool = False) -> Attributes:
+    """What a ruleset for ``abi`` handles: every file system right it knows; TCP bind and connect when ``network``
+    is off (ABI 4+); the signal scope, and the abstract UNIX socket scope unless ``unix_sockets`` (ABI 6+); and
+    connections to pathname UNIX sockets unless ``unix_sockets`` (ABI 9+)."""
+    fs = handled_rights(abi)
+    if unix_sockets:
+        fs &= ~ACCESS_FS_RESOLVE_UNIX
+    net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP if abi >= NET_ABI and not network else 0
+    scoped = 0
+    if abi >= SCOPE_ABI:
+        scoped = SCOPE_SIGNAL if unix_sockets else SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET
+    return Attributes(fs=fs, net=net, scoped=scoped)
+
+
+@dataclass(frozen=True)
 class Rule:
     """Allow ``access`` (``READ``, ``READ_EXECUTE``, ``READ_WRITE``, ``DEVICE`` …) on ``path`` and beneath it."""
 
@@ -166,15 +233,18 @@ class Ruleset:
     Use it as a context manager so the descriptor is closed on every path.
     """
 
-    def __init__(self, abi: int | None = None) -> None:
+    def __init__(self, abi: int | None = None, attributes: Attributes | None = None) -> None:
         self.abi = landlock_abi() if abi is None else abi
         """The ABI version whose rights the ruleset handles."""
         if self.abi < 1:
             raise LandlockError(errno.ENOSYS, f"cannot create a Landlock ruleset: {unsupported_reason()}")
-        self.handled = handled_rights(self.abi)
-        """The rights this ruleset restricts; a rule's rights are masked to these."""
-        attr = _RulesetAttr(self.handled)
-        fd = _syscall(_CREATE, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+        self.attributes = attributes if attributes is not None else attributes_for(self.abi)
+        """What it handles (file system rights, network rights, scopes)."""
+        self.handled = self.attributes.fs
+        """The file system rights this ruleset restricts; a rule's rights are masked to these."""
+        attr = _RulesetAttr(self.handled, self.attributes.net, self.attributes.scoped)
+        size = self.attributes.size()
+        fd = _syscall(_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
         if fd < 0:
             code = ctypes.get_errno()
             raise LandlockError(code, f"landlock_create_ruleset failed: {_describe(code)}")
@@ -249,14 +319,15 @@ class Ruleset:
             self.close()
 
 
-def restrict(rules: Iterable[Rule], abi: int | None = None) -> list[str]:
-    """Confine the calling thread to ``rules`` (see :class:`Ruleset`); the paths skipped because they do not exist.
+def restrict(rules: Iterable[Rule], abi: int | None = None, attributes: Attributes | None = None) -> list[str]:
+    """Confine the calling thread to ``rules`` (see :class:`Ruleset`; ``attributes`` default to every file system
+    right and the scopes of ``abi``); the paths skipped because they do not exist.
 
     Call it in a process with a single thread (a forked child before ``exec``, or a fresh interpreter): Landlock
     restricts only the calling thread.
     """
     skipped: list[str] = []
-    with Ruleset(abi) as ruleset:
+    with Ruleset(abi, attributes) as ruleset:
         for rule in rules:
             if not ruleset.add(rule):
                 skipped.append(rule.path)

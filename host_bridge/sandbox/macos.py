@@ -17,9 +17,6 @@ from host_bridge.sandbox.support import SANDBOX_EXEC
 if TYPE_CHECKING:
     from host_bridge.sandbox.policy import SandboxPolicy
 
-_TERMINALS = r'(regex #"^/dev/ttys[0-9]+$")'
-
-
 def quote(text: str) -> str:
     """``text`` as an SBPL string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -42,7 +39,6 @@ def sandbox_profile(policy: SandboxPolicy) -> str:
         lines.append(")")
     lines.append("(allow file-read* file-write* process-exec file-map-executable")
     lines += [f"  (subpath {quote(path)})" for path in write]
-    lines.append(f"  {_TERMINALS}")
     lines.append(")")
     return "\n".join(lines) + "\n"
 

@@ -20,8 +20,11 @@ Why each default path is there (Linux):
 * ``/nix/store``: the system's programs on NixOS (world-readable by design, so it holds no secrets).
 * ``/opt`` is *not* granted: it holds unrelated third-party software; a server that runs from it gets its own
   install prefix through the runtime rule below.
-* Devices, read and write: ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx``, ``pts``
-  (terminals) and ``shm`` (POSIX shared memory and semaphores, e.g. Python's ``multiprocessing``).
+* Devices, read and write: ``/dev/null``, ``zero``, ``full``, ``random`` and ``urandom``. Not the terminals
+  (``/dev/tty``, ``/dev/pts``, ``/dev/ptmx``): a server talks over pipes, and another terminal of the user's is
+  somewhere to type commands into. Not ``/dev/shm`` either: it is shared by every program of the user. Where a
+  mount namespace is available (:mod:`host_bridge.sandbox.mounts`) the server gets a private ``/dev`` instead, whose
+  terminals and ``shm`` are its own, and those are granted.
 
 The runtime rule grants, read-only: the resolved executable's install prefix (``/usr/local/bin/node`` →
 ``/usr/local``), a virtual environment and its base interpreter's prefix (``pyvenv.cfg``), the interpreter named by
@@ -87,13 +90,23 @@ class SandboxPolicy(WireModel):
     """One or two sentences for status and the audit log."""
     warnings: tuple[str, ...] = ()
     """Things the user should know, e.g. a runtime path that contains a folder they did not share."""
+    network: bool = True
+    """Its network is on (``"network": "on"``); off: the kernel refuses it TCP (and, with seccomp, every other
+    protocol but UNIX sockets and netlink)."""
+    unix_sockets: bool = False
+    """The user let it reach other programs' UNIX sockets (Docker, ssh-agent, the session bus); otherwise the kernel
+    refuses them where it can, and :data:`SOCKET_VARIABLES` are not passed."""
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` with the temp-folder variables pointing at :attr:`private_tmp` (unchanged without one)."""
+        """``env`` with the temp-folder variables pointing at :attr:`private_tmp` (unchanged without one), and, when
+        enforced without :attr:`unix_sockets`, without :data:`SOCKET_VARIABLES`."""
         result = dict(env)
         if self.private_tmp is not None:
             for name in TMP_VARIABLES:
                 result[name] = self.private_tmp
+        if self.enforced and not self.unix_sockets:
+            for name in SOCKET_VARIABLES:
+                result.pop(name, None)
         return result
 
     def allows(self, path: str | Path, *, write: bool = False) -> bool:
@@ -144,12 +157,12 @@ LINUX_DEVICES = (
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/shm",
 )
-"""Device nodes a server may read and write on Linux."""
+"""Device nodes a server may read and write on Linux (a private ``/dev`` adds its own terminals and ``shm``)."""
+
+SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS")
+"""Environment variables that point at another program's UNIX socket (ssh-agent, the session bus): not passed to a
+confined server unless the user let it reach other programs' sockets."""
 
 LINUX_LINKED_CONFIG = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime", "/etc/nsswitch.conf")
 """Files in ``/etc`` that are often symlinks out of it (``/run/systemd/resolve/…``); their targets are granted."""
@@ -167,8 +180,8 @@ MACOS_SYSTEM_READ = (
 )
 """Read-only system paths on macOS."""
 
-MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/dtracehelper")
-"""Device nodes a server may read and write on macOS (``/dev/ttys*`` are covered by the profile's own rule)."""
+MACOS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper")
+"""Device nodes a server may read and write on macOS: no terminal (``/dev/tty``, ``/dev/ttys*``, ``/dev/ptmx``)."""
 
 
 @dataclass(frozen=True)
@@ -286,6 +299,9 @@ def policy_for_launch(
     allowed_read: Iterable[str | Path] = (),
     workspace_folders: Iterable[str | Path] = (),
     platform: str | None = None,
+    read_only_folders: Iterable[str | Path] = (),
+    network: bool = True,
+    unix_sockets: bool = False,
 ) -> SandboxPolicy:
     """The policy for starting ``executable`` (resolved on the server's ``PATH``; a bare name is looked up there) with
     ``args``.
@@ -297,12 +313,15 @@ def policy_for_launch(
     ``allowed_read`` are extra read-only paths the user allowed after a refusal. ``workspace_folders`` are folders
     the user has *not* necessarily shared; a runtime grant that would expose one of them gets a warning.
     ``platform`` defaults to this one (other values compute the paths without probing this machine's kernel).
+    ``read_only_folders`` are consented folders shared read only; ``network`` and ``unix_sockets`` are the server's
+    settings (see :attr:`SandboxPolicy.network`, :attr:`SandboxPolicy.unix_sockets`).
     """
     platform = sys.platform if platform is None else platform
     mechanism = mechanism_for(platform)
     home_path = Path(os.path.abspath(home))
     tmp = _canonical(private_tmp) if private_tmp is not None else None
     shared = [_canonical(folder) for folder in shared_folders]
+    shared_read = [_canonical(folder) for folder in read_only_folders if _canonical(folder) not in shared]
     if platform == "win32":
         return SandboxPolicy(
             enforced=False,
@@ -318,7 +337,9 @@ def policy_for_launch(
     ]
     if tmp is not None:
         writable.append(PathGrant(path=str(tmp), kind="tmp", why="the server's private temp folder"))
-    readable: list[PathGrant] = []
+    readable: list[PathGrant] = [
+        PathGrant(path=str(folder), kind="shared", why="a folder you shared read only") for folder in shared_read
+    ]
     if platform == "darwin":
         readable += [PathGrant(path=p, kind="system", why=why) for p, why in MACOS_SYSTEM_READ]
         writable += [PathGrant(path=p, kind="device", why="a device") for p in MACOS_DEVICES]
@@ -356,8 +377,10 @@ def policy_for_launch(
         private_tmp=None if tmp is None else str(tmp),
         summary="",
         warnings=tuple(dict.fromkeys(warnings)),
+        network=network,
+        unix_sockets=unix_sockets,
     )
-    return policy.model_copy(update={"summary": _summary(policy, shared, home_path, reason)})
+    return policy.model_copy(update={"summary": _summary(policy, shared, home_path, reason, shared_read)})
 
 
 def make_private_tmp(server_id: str, parent: str | Path | None = None) -> Path:
@@ -633,22 +656,28 @@ def _warnings(
     return tuple(dict.fromkeys(warnings))
 
 
-def _summary(policy: SandboxPolicy, shared: Sequence[Path], home: Path, reason: str) -> str:
+def _summary(
+    policy: SandboxPolicy, shared: Sequence[Path], home: Path, reason: str, shared_read: Sequence[Path] = ()
+) -> str:
     if not policy.requested:
         return "The sandbox is off for this server (its setting): it can read and write every file your account can."
     if not policy.enforced:
         return reason
     how = f"Linux Landlock (ABI {policy.abi})" if policy.mechanism == "landlock" else "macOS sandbox-exec"
-    runtime = [g.path for g in policy.read_execute if g.kind not in ("system",)]
+    runtime = [g.path for g in policy.read_execute if g.kind not in ("system", "shared")]
     caches = [g.path for g in policy.read_write if g.kind == "cache"]
     if shared:
         writable = f"{', '.join(str(folder) for folder in shared)} and a private temp folder"
+    elif shared_read:
+        writable = "a private temp folder"
     else:
         writable = "a private temp folder (no folder is shared with it)"
     text = f"{how} confines this server: it can write only {writable}"
     if caches:
         text += f" (and its package cache: {', '.join(caches)})"
     text += "; it can read system folders"
+    if shared_read:
+        text += f", {', '.join(str(folder) for folder in shared_read)} (shared read only)"
     if runtime:
         text += f" and its runtime ({', '.join(runtime)})"
     return text + f"; everything else, the rest of {home} included, is refused."

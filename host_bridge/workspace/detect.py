@@ -11,7 +11,8 @@ never following symlinks. Depth, candidate count, entries looked at and time are
 :class:`DetectionSettings`; each bound hit and each skipped input becomes a :class:`DetectionNotice`. A folder
 outside any repository is simply walked; a repository git cannot read, a git call that times out
 (:mod:`.repository`) or a missing git gives a ``gitError`` notice and a walk. Nothing here raises for a bad
-folder, a bad manifest or a failing git.
+folder, a bad manifest or a failing git. This module searches; what it sees is collected, bounded, named and put in
+order by :mod:`.findings`.
 
 What a repository controls is hostile: manifests are read as bounded regular files, linked worktrees are
 offered only when git and their back-link agree, and the user's home directory or any folder above it is
@@ -25,31 +26,20 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from host_bridge.safe_read import RepoFileError
-from host_bridge.uris import UriError, canonical_path, display_name, is_within, parse_file_uri, path_to_uri
+from host_bridge.uris import UriError, canonical_path, is_within, parse_file_uri, path_to_uri
 from host_bridge.workspace import markers
-from host_bridge.workspace.records import (
-    DEFAULTS,
-    KIND_ORDER,
-    CandidateKind,
-    FolderLike,
-    Found,
-    FoundCandidate,
-    FoundNotice,
-    NoticeKind,
-    SettingsLike,
-)
+from host_bridge.workspace.findings import Findings, Scan
+from host_bridge.workspace.records import DEFAULTS, FolderLike, Found, SettingsLike
 from host_bridge.workspace.repository import (
     GitCall,
     GitFailed,
     GitTimedOut,
     GitUnavailable,
     Listing,
-    Worktree,
     enclosing_toplevel,
     list_repository,
 )
@@ -60,39 +50,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-_Bound = Literal["max_depth", "max_candidates", "max_entries", "deadline"]
-
-_BOUND_MESSAGES: dict[_Bound, str] = {
-    "max_depth": "Did not look for projects more than {value} folder levels below {folder}; "
-    "raise the maxDepth setting to look deeper.",
-    "max_candidates": "Found more than {value} candidate folders while searching {folder}; only {value} are "
-    "offered; raise the maxCandidates setting to see more.",
-    "max_entries": "Stopped searching {folder} after looking at {value} files and folders; "
-    "raise the maxEntries setting to search further.",
-    "deadline": "Stopped searching {folder} when detection had taken {value} seconds; what was found by then is "
-    "offered; raise the deadline setting to search longer.",
-}
-_MAX_FILE_NOTICES = 10
-"""Notices about unusable manifests per detection; the rest go to the log."""
-
-
-@dataclass
-class _Draft:
-    """A candidate being assembled; several sources may add kinds and markers to it."""
-
-    path: str
-    uri: str
-    kinds: set[CandidateKind] = field(default_factory=set[CandidateKind])
-    markers: set[str] = field(default_factory=set[str])
-    editor_name: str | None = None
-    declared: bool = False
-    """Whether a workspace folder named it already (the first one decides ``declared_uri``)."""
-    declared_uri: str | None = None
-    worktree_of: str | None = None
-    """Path of the main working tree, for a linked worktree."""
-    member_of: str | None = None
-    """Path of the monorepo root that lists this project as a member."""
 
 
 @dataclass(frozen=True)
@@ -114,18 +71,12 @@ class _Task:
 
 
 @dataclass
-class _Scan:
-    """The search below one workspace folder."""
+class _Scan(Scan):
+    """The search below one workspace folder: what is left to do."""
 
-    root: str
-    uri: str
     queue: deque[_Task] = field(default_factory=deque[_Task])
     entries: int = 0
-    stopped: bool = False
-    noticed: set[str] = field(default_factory=set[str])
-    """Notice keys already given for this folder, so each is given once."""
-    projects: dict[str, None] = field(default_factory=dict[str, None])
-    """Directories added as projects during this search (an ordered set), for member matching."""
+    """Files and folders looked at so far (the entry bound)."""
 
 
 def _below(base: str, relative: str) -> str:
@@ -136,18 +87,8 @@ def _levels(relative: str) -> int:
     return relative.count("/") + 1 if relative else 0
 
 
-def _inside(path: str, root: str) -> bool:
-    """:func:`is_within` for canonical native paths, without building path objects (it runs per pair)."""
-    path, root = os.path.normcase(path), os.path.normcase(root)
-    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
-
-
-def _sort_key(path: str) -> list[str]:
-    return os.path.normcase(path).split(os.sep)
-
-
 class _Detector:
-    """One detection run: collects drafts and notices across all workspace folders."""
+    """One detection run: searches every workspace folder, telling :attr:`found` what it sees."""
 
     def __init__(self, settings: SettingsLike, started: dict[str, GitCall]) -> None:
         self.settings = settings
@@ -155,18 +96,10 @@ class _Detector:
         """Walks already under way (:func:`~.repository.start_listings`) by listing folder, until taken."""
         self.ignore = frozenset(settings.ignore)
         self.use_git = settings.git
-        self.ends_at = time.monotonic() + settings.deadline
-        self.home = _home(settings.home)
-        self.drafts: dict[str, _Draft] = {}
-        self.notices: list[FoundNotice] = []
-        self.texts: dict[str, str | None] = {}
-        """Manifest contents read so far (names and member lists read the same files)."""
-        self.file_notices = 0
-        self.opened: set[str] = set()
-        """Canonical paths of the editor's workspace folders: only these may be the home folder or above it."""
+        self.found = Findings(settings)
+        """The candidates and notices so far."""
         self.walk_only: set[str] = set()
         """Repositories searched without git: git failed or timed out there, or they hold the home folder."""
-        self.deadline_noticed = False
 
     def add_folder(self, folder: FolderLike) -> _Scan | None:
         """Register an editor folder as a candidate; the search below it is returned, or ``None``."""
@@ -174,22 +107,22 @@ class _Detector:
         try:
             declared = parse_file_uri(folder.uri)
         except UriError as error:
-            return self._skip("unsupportedFolder", label, error.detail, folder.uri)
+            return self.found.skip("unsupportedFolder", label, error.detail, folder.uri)
         try:
             real = canonical_path(declared)
         except (FileNotFoundError, NotADirectoryError):
             reason = "it does not exist; reopen it or remove it from the workspace"
-            return self._skip("missingFolder", declared, reason, folder.uri)
+            return self.found.skip("missingFolder", declared, reason, folder.uri)
         except OSError as error:
-            return self._skip("unreadable", declared, error.strerror or type(error).__name__, folder.uri)
+            return self.found.skip("unreadable", declared, error.strerror or type(error).__name__, folder.uri)
         if not os.path.isdir(real):
-            return self._skip("unsupportedFolder", declared, "it is a file, not a folder", folder.uri)
+            return self.found.skip("unsupportedFolder", declared, "it is a file, not a folder", folder.uri)
         try:
             scan = _Scan(real, path_to_uri(real))
         except UriError as error:
-            return self._skip("unsupportedFolder", label, error.detail, folder.uri)
-        self.opened.add(os.path.normcase(real))
-        draft = self._add(scan, real, "workspaceFolder")
+            return self.found.skip("unsupportedFolder", label, error.detail, folder.uri)
+        self.found.opened.add(os.path.normcase(real))
+        draft = self.found.add(scan, real, "workspaceFolder")
         if draft is None:
             return None
         if not draft.declared:
@@ -198,9 +131,6 @@ class _Detector:
                 draft.declared_uri = folder.uri
         draft.editor_name = draft.editor_name or folder.name
         return scan
-
-    def _skip(self, kind: NoticeKind, folder: str, reason: str, uri: str) -> None:
-        self._notice(kind, f"Skipped the workspace folder {folder}: {reason}.", uri)
 
     def search(self, scan: _Scan) -> None:
         """Find every candidate below (and the repository around) one workspace folder."""
@@ -211,8 +141,8 @@ class _Detector:
             listing_dir = scan.root if toplevel != scan.root else None
             scan.queue.append(_Task(toplevel, 0, repo=True, listing_dir=listing_dir))
         while scan.queue and not scan.stopped:
-            if self._expired():
-                self._bound(scan, "deadline")
+            if self.found.expired():
+                self.found.bound(scan, "deadline")
                 break
             task = scan.queue.popleft()
             if task.repo:
@@ -221,15 +151,7 @@ class _Detector:
                 self._probe(scan, task)
             else:
                 self._visit_dir(scan, task)
-        self._assign_members(scan)
-
-    def _expired(self) -> bool:
-        return time.monotonic() >= self.ends_at
-
-    def _forbidden(self, path: str) -> bool:
-        """Whether ``path`` is the home folder or above it, and the editor did not open exactly it."""
-        above_home = os.path.dirname(path) == path if self.home is None else _inside(self.home, path)
-        return above_home and os.path.normcase(path) not in self.opened
+        self.found.assign_members(scan)
 
     def _entries(self, scan: _Scan, path: str) -> list[os.DirEntry[str]] | None:
         """The entries of ``path``; ``None`` when it is unreadable (reported), vanished or no longer a directory."""
@@ -237,7 +159,7 @@ class _Detector:
             with os.scandir(path) as iterator:
                 return list(iterator)
         except PermissionError:
-            self._unreadable(scan, path)
+            self.found.unreadable(scan, path)
             return None
         except OSError:
             return None
@@ -271,11 +193,11 @@ class _Detector:
             if self.use_git:
                 scan.queue.append(_Task(task.path, task.depth, repo=True))
                 return
-            self._add(scan, task.path, "git", found=(".git",))
+            self.found.add(scan, task.path, "git", found=(".git",))
         if found:
-            self._add_project(scan, task.path, found)
+            self.found.add_project(scan, task.path, found)
         if (subdirs or heavy) and task.depth >= self.settings.max_depth:
-            self._bound(scan, "max_depth")
+            self.found.bound(scan, "max_depth")
             return
         tasks = [_Task(path, task.depth + 1, ignored=task.ignored) for path in sorted(subdirs)]
         tasks += (_Task(path, task.depth + 1, ignored=True, probe=True) for path in sorted(heavy))
@@ -303,13 +225,13 @@ class _Detector:
             except OSError:
                 continue
         if repositories and task.depth >= self.settings.max_depth:
-            self._bound(scan, "max_depth")
+            self.found.bound(scan, "max_depth")
             return
         scan.queue.extend(_Task(path, task.depth + 1, repo=True) for path in sorted(repositories))
 
     def _visit_repo(self, scan: _Scan, task: _Task) -> None:
         listing_dir = task.listing_dir or task.path
-        if task.listing_dir is None and self._forbidden(task.path):
+        if task.listing_dir is None and self.found.forbidden(task.path):
             # A repository holding the home folder, met below a folder the user opened above home: its listing
             # would be the whole home directory; look at it as plain folders, without offering it.
             self.walk_only.add(task.path)
@@ -324,9 +246,9 @@ class _Detector:
             return
         except GitTimedOut as error:
             self.walk_only.add(task.path)
-            if self._expired():
+            if self.found.expired():
                 scan.queue.append(_Task(listing_dir, task.depth))
-                self._bound(scan, "deadline")
+                self.found.bound(scan, "deadline")
                 return
             reason = (
                 f"git did not finish within {error.seconds:g} s in the repository {task.path} and was stopped "
@@ -339,9 +261,9 @@ class _Detector:
             self.walk_only.add(task.path)
             self._git_failed(scan, task, listing_dir, f"git could not read {task.path} ({error})")
             return
-        self._add(scan, task.path, "git", *(("submodule",) if task.submodule else ()), found=(".git",))
-        self._add_worktrees(scan, listing.worktrees)
-        if task.listing_dir is not None and not self._forbidden(task.path):
+        self.found.add(scan, task.path, "git", *(("submodule",) if task.submodule else ()), found=(".git",))
+        self.found.add_worktrees(scan, listing.worktrees)
+        if task.listing_dir is not None and not self.found.forbidden(task.path):
             self._add_own_markers(scan, task.path)
         if task.listing_dir is not None and not listing.files:
             # The folder may be ignored as a whole by an enclosing repository (a home-directory repository
@@ -362,17 +284,17 @@ class _Detector:
         except OSError:
             return
         if found:
-            self._add_project(scan, toplevel, found)
+            self.found.add_project(scan, toplevel, found)
 
     def _git_timeout(self) -> float:
         """Seconds the next git call may take: the gitTimeout setting, cut to what is left of the deadline."""
-        return max(min(self.settings.git_timeout, self.ends_at - time.monotonic()), 0.001)
+        return max(min(self.settings.git_timeout, self.found.ends_at - time.monotonic()), 0.001)
 
     def _git_failed(self, scan: _Scan, task: _Task, listing_dir: str, reason: str) -> None:
         key = "git" if not self.use_git else f"git:{task.path}"
         if key not in scan.noticed:
             scan.noticed.add(key)
-            self._notice(
+            self.found.notice(
                 "gitError", f"{reason}; searched {listing_dir} without git ignore rules instead.", scan.uri
             )
         scan.queue.append(_Task(listing_dir, task.depth))
@@ -394,7 +316,7 @@ class _Detector:
             if names and self._allowed(scan, directory, task.depth + _levels(directory)):
                 projects.append((task.depth + _levels(directory), directory, names))
         for _, directory, names in sorted(projects, key=lambda p: (p[0], p[1])):
-            self._add_project(scan, _below(listing_dir, directory), names)
+            self.found.add_project(scan, _below(listing_dir, directory), names)
         for directory in sorted(nested):
             depth = task.depth + _levels(directory)
             if self._allowed(scan, directory, depth):
@@ -427,7 +349,7 @@ class _Detector:
                 continue  # the listed folder itself: its tracked files were listed
             depth = task.depth + _levels(relative)
             if depth > self.settings.max_depth:
-                self._bound(scan, "max_depth")
+                self.found.bound(scan, "max_depth")
                 continue
             heavy = any(self._heavy(name) for name in relative.split("/"))
             scan.queue.append(_Task(_below(listing_dir, relative), depth, ignored=True, probe=heavy))
@@ -437,188 +359,18 @@ class _Detector:
         if relative and not self.ignore.isdisjoint(relative.split("/")):
             return False
         if depth > self.settings.max_depth:
-            self._bound(scan, "max_depth")
+            self.found.bound(scan, "max_depth")
             return False
         return True
-
-    def _add_worktrees(self, scan: _Scan, worktrees: list[Worktree]) -> None:
-        if not worktrees:
-            return
-        main = worktrees[0].path if worktrees[0].main and not self._forbidden(worktrees[0].path) else None
-        for worktree in worktrees:
-            try:
-                path = canonical_path(worktree.path)
-            except OSError:
-                continue  # removed without `git worktree prune`
-            if not os.path.isdir(path):
-                continue
-            kinds: tuple[CandidateKind, ...] = ("git",) if worktree.main else ("git", "worktree")
-            draft = self._add(scan, path, *kinds, found=(".git",))
-            if draft is not None and not worktree.main and main is not None:
-                draft.worktree_of = main
-
-    def _add_project(self, scan: _Scan, path: str, found: Iterable[str]) -> None:
-        draft = self._add(scan, path, "project", found=found)
-        if draft is not None:
-            scan.projects[path] = None
-
-    def _add(self, scan: _Scan, path: str, *kinds: CandidateKind, found: Iterable[str] = ()) -> _Draft | None:
-        draft = self.drafts.get(path)
-        if draft is None:
-            if self._forbidden(path):
-                logger.debug("not offering %r: it is the home folder or above it", path)
-                return None
-            if len(self.drafts) >= self.settings.max_candidates:
-                self._bound(scan, "max_candidates")
-                return None
-            try:
-                draft = _Draft(path, path_to_uri(path))
-            except UriError:
-                logger.debug("not offering %r: it cannot be spelled as a file URI", path)
-                return None
-            self.drafts[path] = draft
-        draft.kinds.update(kinds)
-        draft.markers.update(found)
-        return draft
-
-    def _assign_members(self, scan: _Scan) -> None:
-        roots: list[tuple[str, markers.MemberPatterns]] = []
-        for path in scan.projects:
-            found = self.drafts[path].markers
-            if found & markers.WORKSPACE_MANIFESTS:
-                if self._expired():
-                    self._bound(scan, "deadline")
-                    return
-                patterns = markers.workspace_members(path, found, self._read)
-                if patterns is not None:
-                    roots.append((path, patterns))
-        # Shallow roots first, so the nearest enclosing workspace root is the one that sticks.
-        for root, patterns in sorted(roots, key=lambda r: len(_sort_key(r[0]))):
-            if patterns.rejected:
-                self._rejected_patterns(scan, root, patterns.rejected)
-            for path in scan.projects:
-                if path != root and _inside(path, root):
-                    relative = os.path.relpath(path, root).replace(os.sep, "/")
-                    if patterns.matches(relative):
-                        self.drafts[path].member_of = root
 
     def _spend(self, scan: _Scan, entries: list[_T]) -> list[_T]:
         """Count ``entries`` against the per-folder entry bound, cutting them off where it is hit."""
         budget = self.settings.max_entries - scan.entries
         if len(entries) > budget:
             entries = entries[: max(budget, 0)]
-            self._bound(scan, "max_entries")
+            self.found.bound(scan, "max_entries")
         scan.entries += len(entries)
         return entries
-
-    def _rejected_patterns(self, scan: _Scan, root: str, rejected: tuple[str, ...]) -> None:
-        shown = ", ".join(repr(pattern) for pattern in rejected[:3]) + (" …" if len(rejected) > 3 else "")
-        self._notice(
-            "unreadable",
-            f"Ignored {len(rejected)} workspace member pattern(s) of {root} ({shown}): not usable as globs "
-            f"(or more than {markers.MAX_PATTERNS}); fix them in its workspace manifest.",
-            scan.uri,
-        )
-
-    def _bound(self, scan: _Scan, bound: _Bound) -> None:
-        if bound != "max_depth":
-            scan.stopped = True
-        if bound == "deadline":
-            self.deadline_noticed = True
-        if bound in scan.noticed:
-            return
-        scan.noticed.add(bound)
-        value: object = getattr(self.settings, bound)
-        shown = f"{value:g}" if isinstance(value, float) else value
-        self._notice("boundHit", _BOUND_MESSAGES[bound].format(value=shown, folder=scan.root), scan.uri)
-
-    def _unreadable(self, scan: _Scan, path: str) -> None:
-        if "unreadable" not in scan.noticed:
-            scan.noticed.add("unreadable")
-            self._notice(
-                "unreadable",
-                f"Could not read some folders under {scan.root} (permission denied), e.g. {path}; "
-                "they were skipped.",
-                scan.uri,
-            )
-
-    def _notice(self, kind: NoticeKind, message: str, uri: str | None) -> None:
-        self.notices.append(FoundNotice(kind, message, uri))
-
-    def _read(self, path: str) -> str | None:
-        if path not in self.texts:
-            try:
-                self.texts[path] = markers.read_manifest(path)
-            except RepoFileError as error:
-                self.texts[path] = None
-                self._unusable_file(error)
-        return self.texts[path]
-
-    def _unusable_file(self, error: RepoFileError) -> None:
-        """One notice per unusable manifest (not for a missing one or a symlink, which are ordinary)."""
-        logger.debug("%s", error)
-        if error.problem in ("missing", "symlink"):
-            return
-        self.file_notices += 1
-        if self.file_notices <= _MAX_FILE_NOTICES:
-            message = f"Ignored the manifest {error.path}: {error.reason}."
-            if self.file_notices == _MAX_FILE_NOTICES:
-                message += " Further unusable manifests are only logged."
-            self._notice("unreadable", message, _uri_or_none(os.path.dirname(error.path)))
-
-    def result(self) -> Found:
-        """The candidates, parents before children, and the notices in the order they happened."""
-        candidates: list[FoundCandidate] = []
-        enclosing: list[_Draft] = []
-        read_names = not self._expired()
-        if not read_names and not self.deadline_noticed:
-            self._notice(
-                "boundHit",
-                _BOUND_MESSAGES["deadline"].format(value=f"{self.settings.deadline:g}", folder="the workspace folders")
-                + " Project names were not read.",
-                None,
-            )
-        for draft in sorted(self.drafts.values(), key=lambda d: _sort_key(d.path)):
-            while enclosing and not _inside(draft.path, enclosing[-1].path):
-                enclosing.pop()
-            parent = enclosing[-1].uri if enclosing else None
-            if draft.worktree_of is not None:
-                parent = self._uri_of(draft.worktree_of)
-            elif draft.member_of is not None:
-                parent = self.drafts[draft.member_of].uri
-            candidates.append(
-                FoundCandidate(
-                    uri=draft.uri,
-                    name=(markers.project_name(draft.path, draft.markers, self._read) if read_names else None)
-                    or draft.editor_name
-                    or display_name(draft.path),
-                    kinds=tuple(kind for kind in KIND_ORDER if kind in draft.kinds),
-                    markers=tuple(sorted(draft.markers)),
-                    parent=parent,
-                    declared_uri=draft.declared_uri,
-                )
-            )
-            enclosing.append(draft)
-        return Found(candidates=tuple(candidates), notices=tuple(self.notices))
-
-    def _uri_of(self, path: str) -> str | None:
-        draft = self.drafts.get(path)
-        return draft.uri if draft is not None else _uri_or_none(path)
-
-
-def _uri_or_none(path: str) -> str | None:
-    try:
-        return path_to_uri(path)
-    except UriError:
-        return None
-
-
-def _home(configured: str | None) -> str | None:
-    """The canonical home folder: the setting, else ``~``; ``None`` when neither names one."""
-    home = configured if configured is not None else os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.realpath(home)
 
 
 def find_candidates(
@@ -640,7 +392,7 @@ def find_candidates(
     finally:
         for call in detector.started.values():
             call.close()
-    return detector.result()
+    return detector.found.result()
 
 
 def detect(folders: Sequence[FolderLike], settings: SettingsLike = DEFAULTS) -> Detection:

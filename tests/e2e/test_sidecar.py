@@ -108,11 +108,13 @@ async def test_without_consent_ui_a_message_request_answered_deny_shares_nothing
     await client.until(lambda: len(client.message_requests) == 1 and state_of(client, "fs") == "running")
     (request,) = client.message_requests
     assert [a.title for a in request.actions or []] == [
-        "Allow all 2 folders",
-        "Allow all 2 for this session",
+        "Not now (none of the 2)",
         "Deny all 2",
+        "Allow all 2 read only",
+        "Allow all 2 for this session",
+        "Allow all 2 folders",
         "Ask about each folder",
-    ], "one click never shares several folders unless its title says so"
+    ], "one click never shares several folders unless its title says so, and the first (Enter) shares nothing"
     assert request.message.startswith("MCP Host Bridge: share with the MCP server 'fs' these 2 folders?")
     assert f"(1) {first}" in request.message and f"(2) {second}" in request.message
     assert "server-filesystem" in request.message and "Defined in: your settings" in request.message

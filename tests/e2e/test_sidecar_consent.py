@@ -113,14 +113,16 @@ async def test_trusting_through_a_message_request_starts_the_server_and_then_ask
     answers = await until_recorded(record, lambda answers: any(sorted(a) == both for a in answers))
     assert all(sorted(a) in ([], both) for a in answers), answers
     trust, folders_prompt = client.message_requests
-    assert [a.title for a in trust.actions or []] == [TRUST, DONT_TRUST]
+    assert [a.title for a in trust.actions or []] == [DONT_TRUST, TRUST]
     assert trust.message.startswith("MCP Host Bridge: a workspace file defines the MCP server 'rec'")
     assert ".vscode/mcp.json" in trust.message and f"Runs: {sys.executable} " in trust.message
     assert f"Working directory: {first}" in trust.message
-    assert [a.title for a in folders_prompt.actions or []][:3] == [
-        "Allow all 2 folders",
-        "Allow all 2 for this session",
+    assert [a.title for a in folders_prompt.actions or []][:5] == [
+        "Not now (none of the 2)",
         "Deny all 2",
+        "Allow all 2 read only",
+        "Allow all 2 for this session",
+        "Allow all 2 folders",
     ]
     assert str(first) in folders_prompt.message and str(second) in folders_prompt.message
     assert states(client, "rec")[0] == "awaitingTrust"
@@ -147,7 +149,14 @@ async def test_asking_about_each_folder_through_message_requests_shares_only_the
     await client.until(lambda: len(client.message_requests) == 4)
     each = client.message_requests[2:]
     assert ["folder 1 of 2" in each[0].message, "folder 2 of 2" in each[1].message] == [True, True]
-    assert [a.title for a in each[0].actions or []] == ["Allow", "Allow for this session", "Deny"]
+    assert [a.title for a in each[0].actions or []] == [
+        "Not now",
+        "Deny",
+        "Allow read only for this session",
+        "Allow read only",
+        "Allow for this session",
+        "Allow",
+    ]
     status = (await client.request("hostBridge/status"))["servers"][0]
     assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(first)]
 
@@ -182,7 +191,7 @@ async def test_restarting_a_server_the_user_did_not_trust_asks_for_trust_again(
     await client.request("hostBridge/restartServer", {"server": "rec"})
 
     await until_recorded(record, lambda answers: [folder_uri(folders[0])] in answers)
-    assert [r.actions[0].title for r in client.message_requests if r.actions][:2] == [TRUST, TRUST]
+    assert [r.actions[-1].title for r in client.message_requests if r.actions][:2] == [TRUST, TRUST]
     assert "awaitingTrust" in states(client, "rec")[2:] and states(client, "rec")[-1] == "running"
 
 
@@ -215,7 +224,7 @@ async def test_restarting_a_server_that_waits_for_trust_asks_for_trust_again(
     await client.request("hostBridge/restartServer", {"server": "rec"})
 
     await until_recorded(record, lambda answers: [folder_uri(first)] in answers)
-    assert [r.actions[0].title for r in client.message_requests if r.actions] == [TRUST, TRUST, "Allow"]
+    assert [r.actions[-1].title for r in client.message_requests if r.actions] == [TRUST, TRUST, "Allow"]
 
 
 # hostBridge/askConsent that is not answered properly.

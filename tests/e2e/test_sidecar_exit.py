@@ -140,3 +140,24 @@ async def test_when_the_sidecar_is_killed_its_reaper_ends_the_servers_whole_proc
         survivors = await until_gone(tree.pids, 5.0)
 
         assert not survivors, f"still running after the sidecar was killed: {survivors} of {tree}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.requirement("H1")
+async def test_shutdown_is_answered_before_the_servers_stop_and_they_are_stopped_before_the_process_exits(
+    tmp_path: Path,
+) -> None:
+    """eglot waits 1.5 s for the answer to ``shutdown``, then kills the sidecar: the answer must not wait for a server
+    that takes seconds to stop (this one ignores SIGTERM and needs the SIGKILL after the stop budget)."""
+    async with stubborn_tree(tmp_path) as tree:
+        sidecar = tree.sidecar
+        answer = await sidecar.request("shutdown")
+        still_running = alive(tree.server)
+        sidecar.notify("exit", None)
+        returncode = await sidecar.wait_exit(STOP_TIMEOUT + 3)
+        survivors = await until_gone(tree.pids, 5.0)
+
+    assert "error" not in answer and answer.get("result") is None
+    assert still_running, "shutdown was answered only after the server had been stopped"
+    assert returncode == 0
+    assert not survivors

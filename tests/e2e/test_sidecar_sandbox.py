@@ -82,6 +82,10 @@ async def test_a_server_that_never_asks_for_roots_is_not_reported_as_reached_by_
         "mechanism": "none",
         "summary": status["sandbox"]["summary"],
         "warnings": [],
+        "network": "on",
+        "unixSockets": False,
+        "readOnly": [],
+        "channels": [],
     }
 
 
@@ -101,3 +105,41 @@ async def test_a_server_that_asks_for_its_roots_is_reported_as_reached_by_them_w
     status = server_status(client, "rec")
     assert status is not None and status["rootsAskedAt"], "when it asked is said"
     assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(alpha)]
+
+
+@LANDLOCK
+@pytest.mark.requirement("I9")
+async def test_a_folder_answered_read_only_is_shared_read_only_and_set_consent_can_make_it_writable(
+    client: BridgeClient, tmp_path: Path, folders: tuple[Path, Path]
+) -> None:
+    alpha, _ = folders
+    client.answer_consent = lambda params: {"decisions": [{"uri": folder_uri(alpha), "decision": "allowReadOnly"}]}
+    probe = python_server("sandbox_probe")
+    await client.start_session(
+        [alpha], options(tmp_path, {"probe": probe}, sandbox="enforce", network="off"), consent_ui=True
+    )
+
+    def read_only() -> bool:
+        status = server_status(client, "probe")
+        return (
+            status is not None
+            and status["state"] == "running"
+            and status["sandbox"]["readOnly"] == [str(alpha.resolve())]
+        )
+
+    await client.until(read_only)
+    status = next(s for s in (await client.status())["servers"] if s["id"] == "probe")
+    assert [r["uri"] for r in status["sharedRoots"]] == [folder_uri(alpha)]
+    assert status["sandbox"]["network"] == "off"
+    assert {c["name"]: c["state"] for c in status["sandbox"]["channels"]}["tcp"] in ("refused", "notConfined")
+
+    result = await client.request(
+        "hostBridge/setConsent", {"server": "probe", "uri": folder_uri(alpha), "decision": "allow"}
+    )
+    assert result["applied"] == "allow" and result["saved"] is True
+
+    def writable() -> bool:
+        status = server_status(client, "probe")
+        return status is not None and status["state"] == "running" and status["sandbox"]["readOnly"] == []
+
+    await client.until(writable)

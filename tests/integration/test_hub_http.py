@@ -22,8 +22,8 @@ from support.hub_harness import Harness, PeakGrowth, configs, running_hub
 from support.paths import SERVERS
 from support.records import POLL, recorded
 
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import ResourceNotFoundError, UpstreamError
+from host_bridge.hub.settings import ConnectionSettings
 
 pytestmark = pytest.mark.anyio
 

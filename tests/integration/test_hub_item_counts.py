@@ -13,8 +13,8 @@ import pytest
 from support.hub_harness import PeakGrowth, configs, running_hub
 from support.servers import python_server
 
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.errors import UpstreamError
+from host_bridge.hub.settings import ConnectionSettings
 
 pytestmark = pytest.mark.anyio
 

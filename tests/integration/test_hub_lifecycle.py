@@ -20,14 +20,15 @@ from support.records import recorded_roots, records
 from support.servers import python_server
 
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.connection import SUPPORTED_VERSIONS, ConnectionSettings
+from host_bridge.hub.connection import SUPPORTED_VERSIONS
 from host_bridge.hub.errors import ServerNotRunningError, UpstreamError
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = pytest.mark.anyio
 
 QUICK = ConnectionSettings(
-    initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, max_crashes=5, crash_window=180
+    initialize_timeout=30, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, max_crashes=5, crash_window=180
 )
 
 
@@ -116,7 +117,7 @@ async def test_a_server_that_never_answers_initialize_is_killed_and_counted_as_a
 @pytest.mark.requirement("C4")
 async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_session_stays_usable(tmp_path: Path) -> None:
     record = tmp_path / "server.jsonl"
-    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
+    settings = ConnectionSettings(initialize_timeout=30, request_timeout=1)
     servers = configs({"slow": python_server("resources_server", "--fault", "hang-read", "--record", str(record))})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
         await h.wait_running("slow")
@@ -130,7 +131,7 @@ async def test_a_read_that_never_answers_times_out_sends_cancelled_and_the_sessi
 
 @pytest.mark.requirement("C5")
 async def test_late_duplicate_and_unknown_responses_are_ignored_and_the_session_stays_usable(tmp_path: Path) -> None:
-    settings = ConnectionSettings(initialize_timeout=5, request_timeout=1)
+    settings = ConnectionSettings(initialize_timeout=30, request_timeout=1)
     servers = configs({"late": python_server("raw_faults", "late-response")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
         await h.wait_running("late")
@@ -165,7 +166,7 @@ async def test_more_malformed_messages_in_a_minute_than_the_budget_restart_the_c
     tmp_path: Path,
 ) -> None:
     settings = ConnectionSettings(
-        initialize_timeout=5, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, malformed_budget=2
+        initialize_timeout=30, request_timeout=5, backoff_initial=0.05, backoff_max=0.2, malformed_budget=2
     )
     servers = configs({"noisy": python_server("raw_faults", "garbage")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
@@ -180,7 +181,7 @@ async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_ca
 ) -> None:
     # C9: the stdio reader caps a line; the cap, not the request timeout (30 s here), ends the connection.
     settings = ConnectionSettings(
-        initialize_timeout=5, request_timeout=30, backoff_initial=0.05, backoff_max=0.2, max_line_bytes=2**20
+        initialize_timeout=30, request_timeout=30, backoff_initial=0.05, backoff_max=0.2, max_line_bytes=2**20
     )
     servers = configs({"long": python_server("raw_faults", "no-newline"), "ok": python_server("resources_server")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
@@ -195,7 +196,7 @@ async def test_an_endless_line_ends_that_connection_naming_the_server_and_the_ca
 
 @pytest.mark.requirement("C9")
 async def test_a_long_line_under_the_cap_is_read_whole(tmp_path: Path) -> None:
-    settings = ConnectionSettings(initialize_timeout=5, request_timeout=10, max_line_bytes=2 * 2**20)
+    settings = ConnectionSettings(initialize_timeout=30, request_timeout=10, max_line_bytes=2 * 2**20)
     servers = configs({"wide": python_server("raw_faults", "huge-line", "--mb", "1.5")})
     async with running_hub(tmp_path / "storage", servers, connection_settings=settings) as h:
         await h.wait_running("wide")

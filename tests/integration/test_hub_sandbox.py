@@ -16,10 +16,13 @@ from support.hub_harness import Harness, configs, running_hub
 from support.sandbox import landlock_reason
 from support.servers import python_server
 
+from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit
-from host_bridge.hub.connection import ConnectionSettings
+from host_bridge.hub.config import load_servers
+from host_bridge.hub.launch import network_allowed, unix_sockets_allowed
 from host_bridge.hub.models import ServerState
-from host_bridge.uris import canonical_path
+from host_bridge.hub.settings import ConnectionSettings
+from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [
     pytest.mark.anyio,
@@ -223,3 +226,55 @@ async def test_a_refused_path_on_the_servers_stderr_becomes_a_question_about_its
         assert refusal.path == str(secret)
         assert refusal.folder == str(world["billing"])
         assert h.registry.roots_for("probe") == (), "a refusal never widens anything by itself"
+
+
+@pytest.mark.requirement("I9")
+async def test_a_folder_the_user_turns_read_only_restarts_the_server_and_every_write_there_is_refused(
+    tmp_path: Path, world: dict[str, Path]
+) -> None:
+    webapp = world["webapp"]
+    servers = configs({"probe": python_server("sandbox_probe")})
+    async with running_hub(
+        tmp_path / "storage", servers, [folder_candidate(webapp)], connection_settings=QUICK, sandbox="enforce"
+    ) as h:
+        await h.wait_running("probe")
+        h.allow("probe", webapp)
+        await h.recorder.wait_for(
+            lambda: (launch := h.hub.connection("probe").launch) is not None and launch.folders == (str(webapp),)
+            and h.state("probe") == "running"
+        )
+        first_pid = (await call(h, "probe", "started_with"))["pid"]
+        assert (await outcomes(h, "probe", write=[str(webapp / "a.txt")]))[("write", str(webapp / "a.txt"))] is None
+
+        h.allow("probe", webapp, Decision.ALLOW_READ_ONLY)
+        await h.recorder.wait_for(
+            lambda: (launch := h.hub.connection("probe").launch) is not None and launch.read_only == (str(webapp),)
+            and h.state("probe") == "running"
+        )
+        assert (await call(h, "probe", "started_with"))["pid"] != first_pid
+        seen = await outcomes(h, "probe", read=[str(webapp / "README.md")], write=[str(webapp / "b.txt")])
+        assert seen[("read", str(webapp / "README.md"))] is None
+        assert seen[("write", str(webapp / "b.txt"))] == errno.EACCES
+
+        status = next(s for s in h.hub.statuses() if s.id == "probe")
+        assert [r.uri for r in status.shared_roots] == [path_to_uri(str(webapp))], "still shared, and in its roots"
+        assert status.sandbox is not None and status.sandbox.read_only == (str(webapp),)
+        assert "shared read only" in status.sandbox.summary
+        assert {c.name for c in status.sandbox.channels} >= {"signals", "namedSockets", "tcp", "terminals"}
+
+
+@pytest.mark.requirement("I9")
+async def test_a_workspace_file_cannot_turn_the_network_on_when_the_users_default_is_off(tmp_path: Path) -> None:
+    folder = tmp_path / "repo"
+    (folder / ".vscode").mkdir(parents=True)
+    entry = {**python_server("sandbox_probe"), "network": "on", "unixSockets": "allow"}
+    (folder / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"probe": entry}}))
+    (workspace_server,) = load_servers({}, [str(folder)]).servers
+    (own_server,) = configs({"probe": {**python_server("sandbox_probe"), "network": "on", "unixSockets": "allow"}})
+
+    assert not network_allowed(workspace_server, "off") and network_allowed(own_server, "off")
+    assert not unix_sockets_allowed(workspace_server) and unix_sockets_allowed(own_server)
+    off = {**python_server("sandbox_probe"), "network": "off"}
+    (narrowed,) = configs({"probe": off})
+    assert not network_allowed(narrowed, "on")
+    assert own_server.fingerprint != configs({"probe": python_server("sandbox_probe")})[0].fingerprint

@@ -259,7 +259,7 @@ def test_a_policy_that_cannot_be_applied_aborts_the_start_naming_the_path(layout
     loop = layout.home / "loop"
     loop.symlink_to(loop)
     policy = policy_for(sys.executable, [str(PROBE)], home=layout.home, tmp=layout.tmp, allowed_read=[loop])
-    launch = sandboxed_launch(policy, sys.executable, [str(PROBE)], server_env(layout.home))
+    launch = sandboxed_launch(policy, sys.executable, [str(PROBE)], server_env(layout.home), mount_layer=False)
     with pytest.raises(subprocess.SubprocessError):
         subprocess.run([launch.command, *launch.args], preexec_fn=launch.preexec_fn, capture_output=True, check=False)
     failure = launch.failure()

@@ -21,7 +21,7 @@ from host_bridge.uris import canonical_path, path_to_uri
 
 WAIT = 60.0
 NO_TERMINAL = "no terminal to ask for consent; pass --allow PATH for each folder to share"
-QUESTION_END = "[y,s,n,d,a,N,q,?] "
+QUESTION_END = "[y,s,r,n,d,a,N,q,?] "
 
 
 def server_spec(server_id: str, script: str, *args: str) -> str:

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.paths import SERVERS
 from support.terminal import WAIT, environment, host_bridge, on_terminal
 
 from host_bridge.uris import canonical_path
 
-QUESTION_END = "[y,s,n,d,a,N,q,?] "
+QUESTION_END = "[y,s,r,n,d,a,N,q,?] "
 RESOURCES = [sys.executable, str(SERVERS / "resources_server.py"), "--count", "2", "--pin", "2025-11-25"]
 SERVER = f"res={shlex.join(RESOURCES)}"
 
@@ -41,16 +42,25 @@ def connect(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 def saved(storage: Path) -> list[tuple[str, str, str]]:
-    """(server id, path, decision) of every saved folder decision."""
+    """(server id, path, decision) of every saved folder decision (but those :func:`make_known` made)."""
     path = storage / "consent.json"
     roots: list[dict[str, Any]] = json.loads(path.read_text())["roots"] if path.exists() else []
-    return sorted((r["serverId"], r["path"], r["decision"]) for r in roots)
+    return sorted((r["serverId"], r["path"], r["decision"]) for r in roots if not r["path"].endswith("/seen"))
+
+
+def make_known(storage: Path, server: str = SERVER) -> None:
+    """Make ``server`` one host_bridge knows, as a user does: connect shares a folder (``seen``) with it."""
+    seen = storage.parent / "seen"
+    seen.mkdir(exist_ok=True)
+    done = connect("--server", server, "--storage-dir", str(storage), "--allow", str(seen), str(seen))
+    assert done.returncode == 0, done.stderr
 
 
 def test_consent_allow_is_used_by_connect_which_says_it_applied_it(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
 
     allowed = run("consent", "allow", "--server", SERVER, "--storage-dir", str(storage), str(project))
     connected = connect("--server", SERVER, "--storage-dir", str(storage), str(project))
@@ -63,11 +73,43 @@ def test_consent_allow_is_used_by_connect_which_says_it_applied_it(tmp_path: Pat
     assert "no terminal to ask for consent" in connected.stderr  # nothing else was decided
 
 
+@pytest.mark.requirement("I9")
+def test_consent_allow_read_only_is_saved_as_a_read_only_share_that_connect_names(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    storage = tmp_path / "s"
+
+    allowed = run("consent", "allow", "--read-only", "--server", SERVER, "--storage-dir", str(storage), str(project))
+    connected = connect("--server", SERVER, "--storage-dir", str(storage), str(project))
+
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"{canonical_path(project)}: allowed read only for 'res'" in allowed.stderr
+    assert saved(storage) == [("res", canonical_path(project), "allowReadOnly")]
+    assert f"[res] remembered: {canonical_path(project)} shared read only (you allowed it before)" in connected.stderr
+
+
+@pytest.mark.requirement("I9")
+def test_answering_r_at_the_terminal_shares_the_folder_read_only(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    storage = tmp_path / "s"
+    argv = host_bridge("connect", "--sandbox", "off", "--server", SERVER, "--storage-dir", str(storage), str(project))
+
+    with on_terminal(argv) as terminal:
+        terminal.expect(QUESTION_END)
+        terminal.type("r")
+        code = terminal.wait()
+
+    assert code == 0, terminal.text
+    assert saved(storage) == [("res", canonical_path(project), "allowReadOnly")]
+
+
 def test_connect_says_a_remembered_deny_and_does_not_ask_about_that_folder(tmp_path: Path) -> None:
     denied, other = tmp_path / "denied", tmp_path / "other"
     denied.mkdir()
     other.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
     run("consent", "deny", "--server", SERVER, "--storage-dir", str(storage), str(denied))
     argv = host_bridge(
         "connect", "--sandbox", "off", "--server", SERVER, "--storage-dir", str(storage), str(denied), str(other)
@@ -84,44 +126,53 @@ def test_connect_says_a_remembered_deny_and_does_not_ask_about_that_folder(tmp_p
     assert terminal.text.count(QUESTION_END) == 1
 
 
+@pytest.mark.requirement("G7")
 def test_consent_list_shows_the_decisions_of_the_servers_named(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
     run("consent", "allow", "--server", SERVER, "--storage-dir", str(storage), str(one))
     run("consent", "deny", "--server", SERVER, "--storage-dir", str(storage), str(two))
-    run("consent", "allow", "--server", "other=some-other-server", "--storage-dir", str(storage), str(two))
+    unknown = run("consent", "allow", "--server", "other=some-other-server", "--storage-dir", str(storage), str(two))
 
     listed = run("consent", "list", "--server", SERVER, "--storage-dir", str(storage))
     as_json = run("consent", "list", "--server", SERVER, "--storage-dir", str(storage), "--json")
 
+    assert unknown.returncode == 2
+    assert "--server 'other' describes no server host_bridge knows" in unknown.stderr
     assert listed.returncode == 0, listed.stderr
-    rows = [line.split()[:3] for line in listed.stdout.splitlines()]
-    assert rows == [
+    rows = [line.split()[:4] for line in listed.stdout.splitlines() if "/seen " not in line]
+    assert [row[1:] for row in rows] == [
         ["SERVER", "DECISION", "PATH"],
         ["res", "allow", canonical_path(one)],
         ["res", "deny", canonical_path(two)],
     ]
+    assert rows[0][0] == "HANDLE" and all(len(row[0]) == 7 for row in rows[1:])
     records = [json.loads(line) for line in as_json.stdout.splitlines()]
+    records = [r for r in records if not r["path"].endswith("/seen")]
     assert [(r["serverId"], r["decision"], r["inUse"]) for r in records] == [
         ("res", "allow", True),
         ("res", "deny", True),
     ]
+    assert [r["handle"] for r in records] == [row[0] for row in rows[1:]]
 
 
 def test_consent_list_all_shows_every_server_and_which_are_not_in_use(tmp_path: Path) -> None:
     one = tmp_path / "one"
     one.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
+    make_known(storage, f"{SERVER} --count 3")
     run("consent", "allow", "--server", SERVER, "--storage-dir", str(storage), str(one))
     run("consent", "allow", "--server", f"{SERVER} --count 3", "--storage-dir", str(storage), str(one))
 
     listed = run("consent", "list", "--all", "--server", SERVER, "--storage-dir", str(storage))
 
     assert listed.returncode == 0, listed.stderr
-    lines = listed.stdout.splitlines()
-    assert lines[0].split() == ["SERVER", "DECISION", "PATH", "DEFINED", "IN", "SAVED", "IN", "USE"]
+    lines = [line for line in listed.stdout.splitlines() if "/seen " not in line]
+    assert lines[0].split() == ["HANDLE", "SERVER", "DECISION", "PATH", "DEFINED", "IN", "SAVED", "IN", "USE"]
     assert sorted(line.split()[-1] for line in lines[1:]) == ["no", "yes"]  # a changed command line: another server
 
 
@@ -129,6 +180,7 @@ def test_consent_forget_removes_the_decision_so_connect_asks_again(tmp_path: Pat
     project = tmp_path / "project"
     project.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
     run("consent", "deny", "--server", SERVER, "--storage-dir", str(storage), str(project))
 
     forgot = run("consent", "forget", "--server", SERVER, "--storage-dir", str(storage), str(project))
@@ -164,14 +216,15 @@ def test_consent_names_the_embedded_server_by_default_and_one_server_with_server
     assert default.returncode == 0, default.stderr
     assert unknown.returncode == 2
     assert "--server-id 'nope' is not one of the servers: res" in unknown.stderr
-    assert one.returncode == 0, one.stderr
-    assert saved(storage) == [("b", canonical_path(project), "deny"), ("workspace", canonical_path(project), "allow")]
+    assert one.returncode == 2  # b=other was never run, so it is no server host_bridge knows
+    assert saved(storage) == [("workspace", canonical_path(project), "allow")]
 
 
 def test_session_allow_shares_a_denied_folder_this_time_and_keeps_the_saved_deny(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
     run("consent", "deny", "--server", SERVER, "--storage-dir", str(storage), str(project))
 
     result = connect(
@@ -190,6 +243,7 @@ def test_session_allow_keeps_a_saved_allow(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
     run("consent", "allow", "--server", SERVER, "--storage-dir", str(storage), str(project))
 
     result = connect(
@@ -205,6 +259,7 @@ def test_allow_of_the_home_folder_without_a_terminal_is_refused_unless_confirmed
     home.mkdir()
     storage = tmp_path / "s"
     env = environment(HOME=str(home))
+    make_known(storage)
 
     refused = connect("--server", SERVER, "--storage-dir", str(storage), "--allow", str(home), str(home), env=env)
     root = run("consent", "allow", "--server", SERVER, "--storage-dir", str(storage), "/", env=env)

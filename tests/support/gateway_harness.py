@@ -17,8 +17,8 @@ from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.gateway.service import Gateway, GatewaySettings
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path
 from host_bridge.workspace.models import Candidate
 from support.hub_harness import Recorder

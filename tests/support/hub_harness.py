@@ -14,11 +14,11 @@ import anyio
 from host_bridge.consent.policy import ConsentPolicy, Decision
 from host_bridge.core import CoreSettings, open_core
 from host_bridge.hub.config import ServerConfig, load_servers
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.hub import Hub
 from host_bridge.hub.launch import SandboxSetting
 from host_bridge.hub.models import ServerStatus
 from host_bridge.hub.resources.models import ResourceSettings
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import RootsRegistry
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import canonical_path

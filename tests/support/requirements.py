@@ -26,13 +26,13 @@ SKIPPED_DIRS = frozenset({"node_modules", "peers", "__pycache__", ".pytest_cache
 TIERS = ("unit", "integration", "e2e")
 """The order tests are listed in; anything else comes after."""
 
-HEADING = re.compile(r"^### ([A-H][1-9]\d?) · (\S.*)$")
+HEADING = re.compile(r"^### ([A-I][1-9]\d?) · (\S.*)$")
 """A requirement's heading: ``### C9 · A line on stdout too long to hold``."""
 EXCUSES = ("- **Not testable here:**", "- **Not built yet:**")
 """Lines that excuse a requirement from having a marked test; each must give a reason."""
 TESTS_BULLET = "- **Tests** (generated from the markers):"
 STALE = "docs/security.md: the Tests lists are out of date"
-_ID = r"([A-H])([1-9]\d?)"
+_ID = r"([A-I])([1-9]\d?)"
 _RANGE = re.compile(rf"(?<![\w%\\]){_ID}\s*[–-]\s*(?:\1)?([1-9]\d?)(?!\w)")
 """``C1–C5`` or ``C1-5``: every ID from the first to the last."""
 _SINGLE = re.compile(rf"(?<![\w%\\]){_ID}(?!\w)")

@@ -20,7 +20,8 @@ import anyio
 import anyio.lowlevel
 from mcp import Client
 
-from host_bridge.hub.stdio_transport import LineReader, LineSplitter, LineWriter, Streams
+from host_bridge.hub.stdio_transport import LineReader, LineWriter, Streams
+from host_bridge.jsonrpc_lines import LineSplitter
 from host_bridge.sandbox.apply import SandboxedLaunch, sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, policy_for_launch
 from host_bridge.sandbox.support import supported
@@ -53,6 +54,9 @@ def policy_for(
     env: Mapping[str, str] | None = None,
     enforce: bool = True,
     allowed_read: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
+    network: bool = True,
+    unix_sockets: bool = False,
 ) -> SandboxPolicy:
     """The default policy for a launch, with ``home`` as the user's home (and ``HOME`` in the environment)."""
     return policy_for_launch(
@@ -65,6 +69,9 @@ def policy_for(
         private_tmp=tmp,
         enforce=enforce,
         allowed_read=allowed_read,
+        read_only_folders=read_only,
+        network=network,
+        unix_sockets=unix_sockets,
     )
 
 
@@ -110,8 +117,13 @@ async def sandboxed_client(
     cwd: Path,
     errlog: TextIO,
     use_runner: bool = False,
+    mount_layer: bool | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[Client]:
-    """An SDK client connected to ``command args`` started under ``policy``."""
-    launch = sandboxed_launch(policy, command, args, server_env(home), use_runner=use_runner)
+    """An SDK client connected to ``command args`` started under ``policy`` (``mount_layer``: see
+    :func:`~host_bridge.sandbox.apply.sandboxed_launch`; ``env`` is added to the environment)."""
+    launch = sandboxed_launch(
+        policy, command, args, server_env(home, env), use_runner=use_runner, mount_layer=mount_layer
+    )
     async with Client(launched_stdio(launch, cwd=cwd, errlog=errlog), mode="legacy", read_timeout_seconds=30) as c:
         yield c

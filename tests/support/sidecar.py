@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from host_bridge.hosts.lsp.server import raw_json_converter
+from host_bridge.hosts.lsp.rpc import raw_json_converter
 from support.folders import folder_uri
 
 WAIT = 30.0
@@ -75,10 +75,11 @@ def allow_only(uri: str) -> ConsentAnswer:
 
 
 class EditorRefusal(JsonRpcException):
-    """An error a test's editor answers a request with on purpose (not a failure of the test)."""
+    """An error a test's editor answers a request with on purpose (not a failure of the test); ``-32601`` is what an
+    editor that does not handle the request answers (Helix)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, -32603)
+    def __init__(self, message: str, code: int = -32603) -> None:
+        super().__init__(message, code)
 
 
 class BridgeClient(LanguageClient):

@@ -45,6 +45,16 @@ export interface Candidate {
   declaredUri?: string;
 }
 
+/** One way out of the sandbox and what this machine does about it. */
+export interface Channel {
+  /** Which channel. */
+  name: "signals" | "abstractSockets" | "namedSockets" | "tcp" | "otherNetwork" | "terminals" | "sharedMemory" | "plantedFiles";
+  /** Refused by the kernel, allowed by the user's setting, or not confined here. */
+  state: "refused" | "allowed" | "notConfined";
+  /** What happens, and by which mechanism or why not. */
+  sentence: string;
+}
+
 /** `hostBridge/completeArgument` params. */
 export interface CompleteArgumentParams {
   /** Server id. */
@@ -117,6 +127,8 @@ export interface InitializationOptions {
   consentTimeout?: number;
   /** The OS sandbox of stdio servers whose config does not say: `enforce` (where the OS supports it: Landlock on Linux) confines each to its shared folders plus system and runtime paths; `off` does not. */
   sandbox?: "enforce" | "off";
+  /** The network of sandboxed stdio servers whose config does not say: `off` has the kernel refuse them TCP (and, with seccomp, other protocols). A workspace file's `"network": "on"` does not override `off`. */
+  network?: "on" | "off";
   /** Bounds of candidate detection (`maxDepth`, `maxCandidates`, `maxEntries`, `gitTimeout`, `deadline`); the notices that say a bound was hit name these. */
   detection?: DetectionLimits;
 }
@@ -220,7 +232,7 @@ export interface RootDecision {
   /** A candidate URI from the request. */
   uri: string;
   /** The answer for that folder. */
-  decision: "allow" | "allowSession" | "deny";
+  decision: "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly" | "deny";
 }
 
 /** The OS sandbox a stdio server runs in. */
@@ -237,6 +249,14 @@ export interface SandboxState {
   summary: string;
   /** What the policy lets it reach that the user may not expect: e.g. its runtime lies in a workspace folder that is not shared with it (so that folder is readable), or a shared folder holds the whole home folder. */
   warnings: string[];
+  /** Its network setting in effect (a workspace file cannot turn it on). */
+  network: "on" | "off";
+  /** The user let it reach other programs' UNIX sockets (Docker, ssh-agent, the session bus). */
+  unixSockets: boolean;
+  /** Shared folders it may only read (canonical paths). */
+  readOnly: string[];
+  /** What this machine's kernel refuses it besides files, channel by channel (Linux), and what it cannot. */
+  channels: Channel[];
 }
 
 /** `hostBridge/resourcesChanged` params. */
@@ -322,8 +342,8 @@ export interface SetConsentParams {
   server: string;
   /** `file://` URI of the folder. */
   uri: string;
-  /** The user's decision; `forget` removes the record (the folder may be asked about again); `readOnly` lets the server's sandbox read it without sharing it (after a refusal). */
-  decision: "allow" | "allowSession" | "deny" | "readOnly" | "forget";
+  /** The user's decision; `allowReadOnly`/`allowSessionReadOnly` share the folder read only; `forget` removes the record (the folder may be asked about again); `readOnly` lets the server's sandbox read it without sharing it (after a refusal). */
+  decision: "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly" | "deny" | "readOnly" | "forget";
 }
 
 /** `hostBridge/setConsent` result: whether the decision was saved, and what the user should know. */
@@ -331,7 +351,7 @@ export interface SetConsentResult {
   /** The decision was written to the consent store (`allowSession` is never written and reports `true`). */
   saved: boolean;
   /** What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow holds for this session only; `none` means undecided (not shared). */
-  applied: "allow" | "allowSession" | "deny" | "readOnly" | "none";
+  applied: "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly" | "deny" | "readOnly" | "none";
   /** URI of a shared folder containing this one: the server still sees it through that folder. */
   visibleThrough?: string;
   /** A sentence for the user when the decision was not saved or the folder stays visible through its parent. */

@@ -43,11 +43,11 @@ async def open_core(server: HostBridgeServer) -> AsyncGenerator[Core]:
     reach the editor and the features through :class:`~host_bridge.hosts.lsp.features.events.EditorEvents`."""
     from host_bridge.core import CoreSettings, open_core
     from host_bridge.hosts.lsp.features.events import EditorEvents
-    from host_bridge.hub.connection import ConnectionSettings
+    from host_bridge.hub.settings import ConnectionSettings
     from host_bridge.storage import default_storage_dir
 
     options = server.options
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     async with open_core(options.storage_dir or default_storage_dir(), EditorEvents(server), settings=settings) as core:
         yield core
 

@@ -109,10 +109,10 @@ async def answer(server: HostBridgeServer, message: messages.Request[Any, Any], 
     """
     try:
         given = params_dict(params)
+        if not server.core_started:
+            await server.ready_core()  # the error saying initialize/initialized come first
         early = message.early
         if early is not None and server.core is None:
-            if not server.core_started:
-                await server.ready_core()  # the error saying initialize/initialized come first
             # Still loading: answer at once, importing nothing (the import lock would make this wait for the whole
             # import of the core), so the params are not validated with their model.
             return dict(early.before_core)

@@ -1,5 +1,6 @@
 """The standard LSP messages the shell answers itself: ``initialize``, ``initialized``, ``shutdown``, the workspace
-folders and the configuration; and the watch on the editor's process.
+folders and the configuration; and the watch on the editor's process. ``shutdown`` is answered before anything
+stops; every MCP server is stopped after the answer and before the process exits.
 
 ``initialize`` is answered at once: the core and the features are loaded only after ``initialized``, in the
 background. Folder and configuration changes are kept by the server and passed to the features (replayed to them if
@@ -45,8 +46,10 @@ def register(server: HostBridgeServer) -> None:
         server.start_core()
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(params: None) -> None:
-        await server.shut_down()
+    def shutdown(params: None) -> None:
+        # Answered at once: editors wait for it only briefly (eglot 1.5 s) and then kill the sidecar, while a
+        # server's stop sequence takes seconds. The servers stop after the answer; `exit` waits for that.
+        server.begin_shutdown()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:

@@ -1,4 +1,11 @@
-"""``host-bridge serve``: the composition root of the sidecar and its stdio entry point."""
+"""``host-bridge serve``: the composition root of the sidecar and its stdio entry point.
+
+:data:`SIDECAR` says what the shell (:class:`~host_bridge.hosts.lsp.server.HostBridgeServer`) runs after
+``initialized``: the core as the editor's options say, and every feature in order
+(:func:`host_bridge.hosts.lsp.features.create_features`), both reached through :mod:`~host_bridge.hosts.lsp.deferred`
+so that ``initialize`` is answered before pydantic and the core are imported. :func:`create_server` makes the shell
+with it and the standard handlers (:mod:`~host_bridge.hosts.lsp.lifecycle`); :func:`run_stdio` runs it on stdio.
+"""
 
 from __future__ import annotations
 
@@ -13,15 +20,21 @@ from typing import NoReturn
 from lsprotocol import types
 
 from host_bridge.hosts.lsp import deferred, lifecycle
-from host_bridge.hosts.lsp.server import HostBridgeServer
+from host_bridge.hosts.lsp.server import Composition, HostBridgeServer
 
 logger = logging.getLogger(__name__)
 
 
-def create_server() -> HostBridgeServer:
+SIDECAR = Composition(
+    load=deferred.load, open_core=deferred.open_core, create_features=deferred.create_features
+)
+"""The sidecar: the core over the editor's storage folder with its events sent to the editor, and every feature."""
+
+
+def create_server(composition: Composition = SIDECAR) -> HostBridgeServer:
     """The sidecar as the editor first meets it: the shell with its standard handlers and one handler per request of
-    the message table; the features are made after ``initialized`` (:mod:`host_bridge.hosts.lsp.features`)."""
-    server = HostBridgeServer()
+    the message table; ``composition`` makes the core and the features after ``initialized``."""
+    server = HostBridgeServer(composition)
     lifecycle.register(server)
     return server
 

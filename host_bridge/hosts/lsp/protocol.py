@@ -37,6 +37,9 @@ class InitializationOptions(WireModel):
     sandbox: Literal["enforce", "off"] = "enforce"
     """The OS sandbox of stdio servers whose config does not say: ``enforce`` (where the OS supports it: Landlock on
     Linux) confines each to its shared folders plus system and runtime paths; ``off`` does not."""
+    network: Literal["on", "off"] = "on"
+    """The network of sandboxed stdio servers whose config does not say: ``off`` has the kernel refuse them TCP (and,
+    with seccomp, other protocols). A workspace file's ``"network": "on"`` does not override ``off``."""
     detection: DetectionLimits = Field(default_factory=DetectionLimits)
     """Bounds of candidate detection (``maxDepth``, ``maxCandidates``, ``maxEntries``, ``gitTimeout``, ``deadline``);
     the notices that say a bound was hit name these."""
@@ -68,7 +71,9 @@ class InitializationOptions(WireModel):
         return cls.model_validate(accepted), warnings
 
 
-DecisionName = Literal["allow", "allowSession", "deny"]
+DecisionName = Literal["allow", "allowSession", "allowReadOnly", "allowSessionReadOnly", "deny"]
+"""A folder answer: share it to read and write (``allow``, ``allowSession`` for this session only), share it read
+only (``allowReadOnly``, ``allowSessionReadOnly``: its sandbox refuses every write there), or not (``deny``)."""
 
 
 class StatusParams(WireModel):
@@ -170,9 +175,10 @@ class SetConsentParams(WireModel):
     id, its launch configuration), so another server with the same command line is not affected."""
     uri: str
     """``file://`` URI of the folder."""
-    decision: Literal["allow", "allowSession", "deny", "readOnly", "forget"]
-    """The user's decision; ``forget`` removes the record (the folder may be asked about again); ``readOnly`` lets the
-    server's sandbox read it without sharing it (after a refusal)."""
+    decision: Literal["allow", "allowSession", "allowReadOnly", "allowSessionReadOnly", "deny", "readOnly", "forget"]
+    """The user's decision; ``allowReadOnly``/``allowSessionReadOnly`` share the folder read only; ``forget`` removes
+    the record (the folder may be asked about again); ``readOnly`` lets the server's sandbox read it without sharing
+    it (after a refusal)."""
 
 
 class SetConsentResult(WireModel):
@@ -180,7 +186,7 @@ class SetConsentResult(WireModel):
 
     saved: bool
     """The decision was written to the consent store (``allowSession`` is never written and reports ``true``)."""
-    applied: Literal["allow", "allowSession", "deny", "readOnly", "none"]
+    applied: Literal["allow", "allowSession", "allowReadOnly", "allowSessionReadOnly", "deny", "readOnly", "none"]
     """What holds now for this folder and server: when saving failed, a deny or forget still applies and an allow
     holds for this session only; ``none`` means undecided (not shared)."""
     visible_through: str | None = None

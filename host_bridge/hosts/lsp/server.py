@@ -2,10 +2,11 @@
 features, and runs the stdio main loop.
 
 :class:`HostBridgeServer` registers one handler for every editor → sidecar request of the message table
-(:mod:`host_bridge.hosts.lsp.messages`), each answered by :func:`host_bridge.hosts.lsp.feature.answer`. After
-``initialized`` it loads the core and the features in a worker thread (:mod:`host_bridge.hosts.lsp.deferred`), opens
-the core, makes the features (:mod:`host_bridge.hosts.lsp.features`) and calls their hooks. It keeps what the editor
-said (folders, options, capabilities) and sends the editor what the features and the core have to say.
+(:mod:`host_bridge.hosts.lsp.messages`), each answered by :func:`host_bridge.hosts.lsp.feature.answer`. What it runs
+is given to it: a :class:`Composition` (the sidecar's is in :mod:`host_bridge.hosts.lsp.main`) loads the core, opens
+it and makes the features; after ``initialized`` the shell calls it, registers the features and calls their hooks.
+It keeps what the editor said (folders, options, capabilities) and sends the editor what the features and the core
+have to say. Where pygls' own protocol is overridden: :mod:`host_bridge.hosts.lsp.rpc`.
 
 Nothing here imports pydantic or the core at module level: ``initialize`` is answered before they are loaded.
 """
@@ -14,37 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import threading
-import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
-import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCProtocol,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-    default_converter,
-)
-from pygls.protocol.json_rpc import RPCMessage
-from pygls.protocol.language_server import lsp_method
 
 from host_bridge import __version__
 from host_bridge.hosts.lsp import deferred, messages
 from host_bridge.hosts.lsp.feature import Feature, answer, handlers
-from host_bridge.hosts.lsp.frame_writer import frame_pieces
 from host_bridge.hosts.lsp.framing import FrameReader, FramingError, chunk_reader
-from host_bridge.hub.errors import INTERNAL_ERROR, SERVER_NOT_RUNNING
+from host_bridge.hosts.lsp.rpc import HostBridgeProtocol, raw_json_converter
+from host_bridge.hub.errors import SERVER_NOT_RUNNING
 from host_bridge.system import IS_WINDOWS
 
 if TYPE_CHECKING:
@@ -69,197 +59,28 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if not IS_WINDOWS else ()
 """Signals that end the sidecar like ``exit`` does (stopping every MCP server first), with 128 + the signal number."""
 
 
-def raw_json_converter() -> cattrs.Converter:
-    """pygls' converter, except that custom messages keep their params and results as plain JSON.
+@dataclass(frozen=True)
+class Composition:
+    """What the shell runs after ``initialized``: the sidecar's (:data:`host_bridge.hosts.lsp.main.SIDECAR`), or a
+    test's small one. Every callable is called once, in this order."""
 
-    pygls turns them into namedtuples, which lose keys that are not identifiers; our handlers validate the
-    plain JSON with the models of :mod:`host_bridge.hosts.lsp.protocol` instead.
-    """
-    converter = default_converter()
-    for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(message, _keep_json)
-    return converter
-
-
-def _keep_json(obj: dict[str, Any], cls: type[Any]) -> Any:
-    if cls is not JsonRPCResponseMessage:
-        # "params" may be omitted (JSON-RPC 2.0 §4); the handlers treat absent params as {}.
-        return cls(**{"params": None, **obj})
-    return cls(**obj)
-
-
-class HostBridgeProtocol(LanguageServerProtocol):
-    """pygls' protocol, except that ``exit`` ends the main loop (stopping every MCP server first)
-    instead of calling ``sys.exit`` from inside a callback, and that a message pygls would drop silently
-    (not JSON, not JSON-RPC, params of the wrong shape, a request after ``shutdown``, a second ``initialize``)
-    is answered with an error."""
-
-    _initialize_seen = False
-    """An ``initialize`` request was received (a second one would start every server twice)."""
-
-    def receive(self, body: bytes) -> None:
-        """Handle one message body from the editor."""
-        try:
-            raw: object = json.loads(body)
-        except ValueError:
-            logger.warning(
-                "the editor sent a message that is not JSON (%d bytes); answered with a parse error", len(body)
-            )
-            self._send_error(None, JsonRpcParseError("the message body is not valid UTF-8 JSON"))
-            return
-        if not isinstance(raw, dict):
-            self._send_error(None, JsonRpcInvalidRequest("a message must be a JSON object (batches are not supported)"))
-            return
-        message = cast(dict[str, Any], raw)
-        msg_id: object = message.get("id")
-        answer_id = msg_id if isinstance(msg_id, int | str) and not isinstance(msg_id, bool) else None
-        is_request = "id" in message and "method" in message
-        if message.get("jsonrpc") != JsonRPCProtocol.VERSION:
-            self._send_error(answer_id, JsonRpcInvalidRequest('a message must have "jsonrpc": "2.0"'))
-            return
-        if self._shutdown and is_request and message.get("method") != types.EXIT:
-            self._send_error(answer_id, JsonRpcInvalidRequest("the server is shutting down"))
-            return
-        if message.get("method") == types.INITIALIZE and is_request:
-            if self._initialize_seen:
-                self._send_error(
-                    answer_id,
-                    JsonRpcInvalidRequest("initialize was already sent; start a new sidecar for a new session"),
-                )
-                return
-            self._initialize_seen = True
-        try:
-            structured = self.structure_message(message)
-        except JsonRpcException as error:
-            if is_request:
-                self._send_error(answer_id, error)
-            else:
-                logger.warning("ignoring a malformed %r message from the editor", message.get("method"))
-            return
-        self.handle_message(cast(RPCMessage, structured))
-
-    def send_request(
-        self,
-        method: str,
-        params: Any | None = None,
-        callback: Callable[[Any], None] | None = None,
-        msg_id: str | int | None = None,
-    ) -> Future[Any]:
-        """pygls' request to the editor, except that when the sidecar stops waiting for the answer (a timeout, a
-        server restarted while its question was open, shutdown) the editor is told with ``$/cancelRequest``, so it
-        can close the question instead of showing the user one nobody waits for."""
-        sent_id = msg_id if msg_id is not None else str(uuid.uuid4())
-        future = super().send_request(method, params, callback, sent_id)
-
-        def abandoned(finished: Future[Any]) -> None:
-            if finished.cancelled() and self._request_futures.get(sent_id) is finished:
-                del self._request_futures[sent_id]
-                if self.writer is not None and not self._shutdown:
-                    self.notify(types.CANCEL_REQUEST, types.CancelParams(id=sent_id))
-
-        future.add_done_callback(abandoned)
-        return future
-
-    def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
-        """pygls' handling of the editor's answer, except that an answer to a request the sidecar no longer waits
-        for (it was cancelled, see :meth:`send_request`) is dropped with a debug line instead of an error."""
-        future = self._request_futures.get(msg_id)
-        if future is None or future.done():
-            self._request_futures.pop(msg_id, None)
-            logger.debug("the editor answered request %r after the sidecar stopped waiting for it; ignored", msg_id)
-            return
-        super()._handle_response(msg_id, result, error)
-
-    def _serialize_message(self, data: Any) -> Any:
-        """pygls' conversion of a message to JSON, except that the answer to a ``hostBridge/*`` request (a plain
-        response, whose result the handler made JSON already) is not walked by cattrs: for a page of 10 000
-        resources that walk took longer than encoding it (anything that is not JSON yet still reaches this
-        method, as ``json.dumps``' ``default``)."""
-        if type(data) is JsonRPCResponseMessage:
-            return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
-        return super()._serialize_message(data)
-
-    def _send_data(self, data: Any) -> None:
-        """pygls' writer, except that the frame is written in pieces and long strings straight from the result
-        (:mod:`host_bridge.hosts.lsp.frame_writer`), so a 16 MiB read result is not copied while it is sent."""
-        if not data:
-            return
-        writer = self.writer
-        if writer is None:
-            logger.error("cannot send to the editor: no transport")
-            return
-        content_type = f"{self.CONTENT_TYPE}; charset={self.CHARSET}"
-        try:
-            pieces = frame_pieces(data, self._serialize_message, content_type)
-            first = next(pieces)  # the whole body is encoded before the header is yielded
-        except Exception as error:
-            logger.exception("a message to the editor could not be encoded as JSON")
-            self._answer_unencodable(data, error)
-            return
-        try:
-            writer.write(first)  # a StdoutWriter (serve), which writes and flushes synchronously
-            for piece in pieces:
-                writer.write(piece)
-        except BrokenPipeError:
-            logger.info("the editor closed its end of the pipe; a message was not sent")
-            raise
-        except Exception as error:
-            logger.exception("sending a message to the editor failed")
-            self._server._report_server_error(error, JsonRpcInternalError)  # pyright: ignore[reportPrivateUsage]
-
-    def _answer_unencodable(self, data: Any, error: Exception) -> None:
-        """A response that cannot be encoded is replaced by an error, so the editor never waits for it in vain."""
-        if isinstance(data, dict):
-            message = cast(dict[str, object], data)
-            msg_id, method = message.get("id"), message.get("method")
-        else:
-            msg_id, method = cast(object, getattr(data, "id", None)), cast(object, getattr(data, "method", None))
-        if method is not None or not isinstance(msg_id, int | str) or isinstance(msg_id, bool):
-            return
-        self._send_error(
-            msg_id,
-            JsonRpcInternalError(
-                f"the sidecar could not encode its answer as JSON ({type(error).__name__}: {error}); see its log"
-            ),
-        )
-
-    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
-        """pygls' answer to a request, except that a JSON-RPC error raised on purpose (not found, unknown
-        server, bad params …) is the answer, not a failure of the sidecar: no traceback, and only an internal error
-        (a decision that could not be saved …) reaches the editor's log."""
-        error = None if future.cancelled() else future.exception()
-        if not isinstance(error, JsonRpcException):
-            super()._send_handler_result(future, msg_id=msg_id)
-            return
-        self._request_futures.pop(msg_id, None)
-        if error.code == INTERNAL_ERROR:
-            logger.error("a request failed: %s", error.message)
-        else:
-            logger.debug("request %s answered with error %d: %s", msg_id, error.code, error.message)
-        self._send_response(msg_id, error=error.to_response_error())
-
-    def _send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:
-        # pygls leaves out an id of None, but an error about an unidentifiable message must carry "id": null.
-        self._send_data(
-            {"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": error.code, "message": error.message}}
-        )
-
-    @lsp_method(types.EXIT)
-    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
-        """The editor is done with us."""
-        server = self._server
-        assert isinstance(server, HostBridgeServer)
-        server.request_exit(0 if self._shutdown else 1)
-        yield from ()
+    load: Callable[[], None]
+    """Import what the other two need; called in a worker thread (it may take most of a second)."""
+    open_core: Callable[[HostBridgeServer], AbstractAsyncContextManager[Core]]
+    """The core, open for as long as the context lasts (the shell's core task owns it)."""
+    create_features: Callable[[HostBridgeServer, Core], Sequence[Feature]]
+    """Every feature, in the order their hooks run."""
 
 
 class HostBridgeServer(LanguageServer):
     """The sidecar: LSP and ``hostBridge/*`` on one side, the core and the features on the other."""
 
-    def __init__(self) -> None:
+    def __init__(self, composition: Composition) -> None:
         super().__init__(  # pyright: ignore[reportUnknownMemberType]  (pygls leaves a parameter untyped)
             "host-bridge", __version__, protocol_cls=HostBridgeProtocol, converter_factory=raw_json_converter
         )
+        self.composition = composition
+        """What runs after ``initialized``: the core and the features."""
         self.raw_options: object = None
         """``initializationOptions`` as the editor sent them."""
         self._options: InitializationOptions | None = None
@@ -280,6 +101,7 @@ class HostBridgeServer(LanguageServer):
         self._exit = asyncio.Event()
         self._stop = asyncio.Event()
         self._core_task: asyncio.Task[None] | None = None
+        self._shutting_down: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop_thread: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -353,10 +175,11 @@ class HostBridgeServer(LanguageServer):
         long-lived task on this loop, make the features and start them; it stays open until :meth:`stop_core`."""
 
         async def own() -> None:
-            await asyncio.to_thread(deferred.load)
+            composition = self.composition
+            await asyncio.to_thread(composition.load)
             try:
-                async with deferred.open_core(self) as core:
-                    for feature in deferred.create_features(self, core):
+                async with composition.open_core(self) as core:
+                    for feature in composition.create_features(self, core):
                         self.add_feature(feature)
                     waiting, self._waiting = self._waiting or [], None
                     for event in waiting:
@@ -378,6 +201,12 @@ class HostBridgeServer(LanguageServer):
     def core_started(self) -> bool:
         """Whether :meth:`start_core` ran already (it runs once per sidecar)."""
         return self._core_task is not None
+
+    def begin_shutdown(self) -> None:
+        """``shutdown``: start :meth:`shut_down` in the background and return, so the editor gets its answer at once;
+        the main loop's end (``exit``, end of input) waits for the stop to finish (:meth:`stop_core`)."""
+        if self._shutting_down is None:
+            self._shutting_down = self.spawn(self.shut_down(), name="shutdown")
 
     async def shut_down(self) -> None:
         """``shutdown``: every feature's hook, then stop the core."""

@@ -15,7 +15,7 @@ import host_bridge
 from host_bridge.hosts.terminal.output import Terminal
 from host_bridge.hub.config import ServerConfig, load_config_file, load_servers
 from host_bridge.hub.describe import defined_in
-from host_bridge.hub.launch import SandboxSetting
+from host_bridge.hub.launch import NetworkSetting, SandboxSetting
 from host_bridge.storage import default_storage_dir
 from host_bridge.uris import canonical_path, display_name, path_to_uri
 from host_bridge.workspace.models import Candidate
@@ -76,6 +76,8 @@ class ConnectOptions:
     """Show the servers' stderr."""
     sandbox: SandboxSetting = "enforce"
     """The OS sandbox of stdio servers whose config does not say."""
+    network: NetworkSetting = "on"
+    """The network of sandboxed stdio servers whose config does not say (a workspace file cannot turn it on)."""
     output: str | None = None
     """Where ``read`` saves the contents (instead of stdout)."""
     json: bool = False
@@ -107,6 +109,7 @@ class ConnectOptions:
             timeout=float(args.timeout),
             verbose=bool(getattr(args, "verbose", False)),
             sandbox="off" if getattr(args, "sandbox", "enforce") == "off" else "enforce",
+            network="off" if getattr(args, "network", "on") == "off" else "on",
             output=args.output,
             json=bool(args.json),
             quiet=bool(args.quiet),

@@ -13,13 +13,12 @@ import enum
 import sys
 from collections.abc import Callable, Sequence
 
-from host_bridge.consent.identity import ServerIdentity
+from host_bridge.asking import folders_to_ask
 from host_bridge.consent.policy import ConsentPolicy, Decision, DecisionNotSaved
 from host_bridge.hosts.terminal.options import BROAD_FLAG, TRUST_FLAG, UsageError
 from host_bridge.hosts.terminal.output import Terminal
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.describe import PRODUCT, defined_in, launch_lines, server_name
-from host_bridge.roots import containing
 from host_bridge.text import visible
 from host_bridge.uris import UriError, parse_file_uri
 from host_bridge.workspace.models import Candidate
@@ -31,9 +30,10 @@ NO_TERMINAL = (
     "no terminal to ask for consent; pass --allow PATH for each folder to share "
     "(add --allow-session to not remember it)"
 )
-CHOICES = "[y,s,n,d,a,N,q,?]"
+CHOICES = "[y,s,r,n,d,a,N,q,?]"
 HELP = (
-    "y share it (remembered), s share it this session only, n not now, d never share it (remembered), "
+    "y share it to read and write (remembered), s share it this session only, r share it read only (remembered; "
+    "its sandbox refuses every write there), n not now, d never share it (remembered), "
     "a share it and every other folder still to be asked about for this server, N or x none of the rest for this "
     "server, q quit (nothing is started), ? this help"
 )
@@ -44,6 +44,7 @@ class Answer(enum.Enum):
 
     ALLOW = "allow"
     SESSION = "session"
+    READ_ONLY = "read only"
     NOT_NOW = "not now"
     DENY = "deny"
     ALL = "all"
@@ -57,6 +58,9 @@ _WORDS: dict[str, Answer] = {
     "yes": Answer.ALLOW,
     "s": Answer.SESSION,
     "session": Answer.SESSION,
+    "r": Answer.READ_ONLY,
+    "read": Answer.READ_ONLY,
+    "read only": Answer.READ_ONLY,
     "n": Answer.NOT_NOW,
     "no": Answer.NOT_NOW,
     "d": Answer.DENY,
@@ -72,7 +76,12 @@ _WORDS: dict[str, Answer] = {
     "h": Answer.HELP,
     "help": Answer.HELP,
 }
-_DECISIONS = {Answer.ALLOW: Decision.ALLOW, Answer.SESSION: Decision.ALLOW_SESSION, Answer.DENY: Decision.DENY}
+_DECISIONS = {
+    Answer.ALLOW: Decision.ALLOW,
+    Answer.SESSION: Decision.ALLOW_SESSION,
+    Answer.READ_ONLY: Decision.ALLOW_READ_ONLY,
+    Answer.DENY: Decision.DENY,
+}
 
 
 def terminal_ask(terminal: Terminal) -> Ask:
@@ -177,6 +186,8 @@ def report_remembered(
             meaning = {
                 Decision.ALLOW: "shared (you allowed it before)",
                 Decision.ALLOW_SESSION: "shared this session",
+                Decision.ALLOW_READ_ONLY: "shared read only (you allowed it before)",
+                Decision.ALLOW_SESSION_READ_ONLY: "shared read only this session",
                 Decision.DENY: "not shared (you denied it before)",
                 Decision.READ_ONLY: "not shared; its sandbox may read it (you allowed that before)",
             }[decision]
@@ -206,24 +217,26 @@ def ask_all(
 def _ask_server(
     policy: ConsentPolicy, server: ServerConfig, candidates: Sequence[Candidate], terminal: Terminal, ask: Ask
 ) -> None:
+    """Ask about the folders the core says must be asked about (:func:`host_bridge.asking.folders_to_ask`), one at a
+    time, in the order of ``candidates``: each answer may make the next folders visible through a shared one."""
     introduced = False
     rest: Answer | None = None
-    identity = server.identity
-    for candidate in candidates:
-        try:
-            folder = parse_file_uri(candidate.uri)
-        except UriError:
-            continue
-        shared = [c.uri for c in candidates if _allowed(policy, identity, c.uri)]
-        through = containing(candidate.uri, shared)
-        if through is not None and candidate.uri not in shared:
-            terminal.warn(
-                f"  note: {visible(folder)} is visible to {server.id} through {_path(through)}, which is shared "
-                "with it; not asked"
-            )
-            continue
-        if policy.decision(identity, folder) is not None:
-            continue
+    handled: set[str] = set()
+    noted: set[str] = set()
+    while True:
+        pending = folders_to_ask(policy, server.identity, candidates, asked=handled)
+        for seen in pending.visible:
+            if seen.uri not in noted:
+                noted.add(seen.uri)
+                terminal.warn(
+                    f"  note: {_path(seen.uri)} is visible to {server.id} through {_path(seen.through)}, which is "
+                    "shared with it; not asked"
+                )
+        if not pending.questions:
+            return
+        question = pending.questions[0]
+        folder = question.path
+        handled.add(folder)
         if rest is Answer.ALL:
             record(policy, server, folder, Decision.ALLOW, terminal)
             terminal.warn(f"  {visible(folder)}: shared (a)")
@@ -234,7 +247,7 @@ def _ask_server(
         if not introduced:
             terminal.warn(_introduction(server))
             introduced = True
-        answer = _answer(f"  Share {visible(folder)} ({visible(candidate.name)})? {CHOICES} ", terminal, ask)
+        answer = _answer(f"  Share {visible(folder)} ({visible(question.candidate.name)})? {CHOICES} ", terminal, ask)
         if answer is Answer.QUIT:
             raise Quit
         if answer in (Answer.ALL, Answer.NONE):
@@ -252,13 +265,6 @@ def _introduction(server: ServerConfig) -> str:
         f"  Answers: {HELP}",
     ]
     return "\n".join(lines)
-
-
-def _allowed(policy: ConsentPolicy, identity: ServerIdentity, uri: str) -> bool:
-    try:
-        return policy.is_allowed(identity, parse_file_uri(uri))
-    except UriError:
-        return False
 
 
 def _path(uri: str) -> str:

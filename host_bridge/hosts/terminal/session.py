@@ -68,7 +68,7 @@ from host_bridge.hosts.terminal.prompts import (
     untrusted_note,
 )
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.connection import ConnectionSettings, ServerConnection
+from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import reach_sentence
 from host_bridge.hub.errors import HubError, ResourceNotFoundError
 from host_bridge.hub.hub import Hub
@@ -76,6 +76,7 @@ from host_bridge.hub.models import ServerState
 from host_bridge.hub.resources.labels import sanitize_label
 from host_bridge.hub.resources.models import ReadResult, ResourceItem, TemplateItem
 from host_bridge.hub.resources.reads import base64_size
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import Root
 from host_bridge.system import IS_WINDOWS
 from host_bridge.text import visible
@@ -223,7 +224,7 @@ async def _session(plan: _Plan, terminal: Terminal) -> int:
     audit = AnnouncingAuditLog(options.storage_dir, events.roots_answered)
     work = anyio.CancelScope()
     code = 0
-    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox))
+    settings = CoreSettings(connection=ConnectionSettings(sandbox=options.sandbox, network=options.network))
     async with open_core(options.storage_dir, events, settings=settings, audit=audit, policy=plan.policy) as core:
         core.tasks.start_soon(_cancel_on_interrupt, work, terminal)
         core.registry.set_candidates(plan.candidates)

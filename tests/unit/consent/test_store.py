@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from host_bridge.consent.identity import ServerIdentity
+from host_bridge.consent.schema import InvalidFile, parse
 from host_bridge.consent.store import (
     FORMAT_VERSION,
     ConsentStore,
@@ -90,7 +91,7 @@ def test_the_file_has_the_documented_versioned_format(storage: Path) -> None:
 
     data = json.loads((storage / "consent.json").read_text())
 
-    assert data["version"] == FORMAT_VERSION == 2
+    assert data["version"] == FORMAT_VERSION == 3
     [root] = data["roots"]
     assert root.keys() == {"source", "serverId", "fingerprint", "path", "decision", "updated"}
     assert (root["source"], root["serverId"], root["fingerprint"], root["path"], root["decision"]) == (
@@ -315,7 +316,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path
     with pytest.raises(ConsentStoreError) as caught:
         store.load()
     assert caught.value.kind is StoreProblem.NEWER_VERSION
-    assert "version 99" in str(caught.value) and "understands version 2" in str(caught.value)
+    assert "version 99" in str(caught.value) and "understands version 3" in str(caught.value)
     assert str(path) in str(caught.value)
     assert store.blocked and store.roots() == ()
 
@@ -331,7 +332,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(storage: Path
 
 @pytest.mark.requirement("B2")
 def test_a_newer_file_replaced_by_a_valid_one_is_used_after_reload(storage: Path) -> None:
-    path = write_file(storage, b'{"version": 3}')
+    path = write_file(storage, b'{"version": 4}')
     store = ConsentStore(storage)
     with pytest.raises(ConsentStoreError):
         store.load()
@@ -467,7 +468,7 @@ def test_a_version_1_decision_binds_to_the_first_server_with_its_id_and_launch_c
     reopened = opened(storage)
     assert not reopened.claimable(from_repo)
     assert reopened.root(from_repo, PROJECT) is None and reopened.trust_record(from_repo) is None
-    assert json.loads((storage / "consent.json").read_text())["version"] == 2
+    assert json.loads((storage / "consent.json").read_text())["version"] == 3
 
 
 @pytest.mark.requirement("G4")
@@ -517,3 +518,25 @@ def test_claiming_keeps_a_decision_the_identity_already_has(storage: Path) -> No
     record = opened(storage).root(SERVER, PROJECT)
     assert record is not None and record.decision == "deny"
     assert len(opened(storage).roots()) == 1
+
+
+def test_a_version_2_file_is_read_as_it_was_and_rewritten_as_version_3_with_read_only_sharing(storage: Path) -> None:
+    old = json.loads(valid_file((SERVER, PROJECT, "allow")))
+    old["version"] = 2
+    write_file(storage, json.dumps(old).encode())
+    store = opened(storage)
+    assert [r.decision for r in store.roots()] == ["allow"]
+
+    store.set_root(SERVER, PROJECT, "allowReadOnly")
+
+    data = json.loads((storage / "consent.json").read_text())
+    assert data["version"] == 3
+    assert [r["decision"] for r in data["roots"]] == ["allowReadOnly"]
+    assert [r.decision for r in opened(storage).roots()] == ["allowReadOnly"]
+
+
+def test_a_version_2_file_cannot_claim_a_read_only_share_it_did_not_know() -> None:
+    raw = json.loads(valid_file((SERVER, PROJECT, "allowReadOnly")))
+    raw["version"] = 2
+    with pytest.raises(InvalidFile):
+        parse(json.dumps(raw).encode())

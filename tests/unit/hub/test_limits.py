@@ -9,7 +9,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from host_bridge.hub.limits import ANSWER_OVER_LIMIT, AnswerLimits
-from host_bridge.hub.stdio_transport import parse_line
+from host_bridge.jsonrpc_lines import parse_line
 
 pytestmark = pytest.mark.requirement("H2")
 

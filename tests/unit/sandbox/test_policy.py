@@ -61,12 +61,15 @@ def writable(policy: SandboxPolicy) -> list[str]:
 
 
 @posix_only
-def test_system_paths_are_read_only_and_devices_read_write(home: Path) -> None:
+@pytest.mark.requirement("I6")
+def test_system_paths_are_read_only_and_no_terminal_or_shared_memory_of_the_user_is_granted(home: Path) -> None:
     policy = compute("/bin/sh", home=home)
     assert {"/usr", "/etc", "/proc/self", "/proc/cpuinfo", "/sys"} <= set(readable(policy))
     assert "/proc" not in readable(policy), "other processes' files under /proc stay closed"
     assert "/opt" not in readable(policy)
-    assert {"/dev/null", "/dev/urandom", "/dev/pts", "/dev/shm"} <= set(writable(policy))
+    assert {"/dev/null", "/dev/urandom"} <= set(writable(policy))
+    granted = set(readable(policy)) | set(writable(policy))
+    assert not granted & {"/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/shm", "/dev"}
 
 
 @posix_only

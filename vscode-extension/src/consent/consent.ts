@@ -18,6 +18,7 @@ import {
   denyAll,
   folderAnswers,
   folderChoiceAnswer,
+  isReadOnly,
   folderChoices,
   folderDetail,
   folderItem,
@@ -156,11 +157,23 @@ async function askConsent(
     // Cancel (or Escape): nothing is decided; the sidecar asks again when it next starts.
     return answer([]);
   }
+  const title = `Share Folders with ${serverName(server)}`;
+  if (answered === "kind") {
+    const kind = await pickAllowKind(pickerTitle(`${title} Read Only`), roots.length, token, true);
+    return answer(
+      kind === undefined
+        ? []
+        : folderAnswers(
+            roots,
+            roots.map((root) => root.uri),
+            kind,
+          ),
+    );
+  }
   if (answered !== "choose") {
     return answer(answered);
   }
 
-  const title = `Share Folders with ${serverName(server)}`;
   const checked = await pickFolders(
     roots.map((root) => folderItem(root, display)),
     pickerTitle(`${title} (1/2)`),
@@ -326,19 +339,35 @@ async function pickFolders(
   return checked?.map((item) => item.uri);
 }
 
-/** The last step of sharing: remembered, or for this session only. */
-async function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
-  const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
-    { label: Choice.allow, description: "remembered until you change it", decision: "allow" },
+/** The last step of sharing: read and write or read only (only read only when `readOnly`), remembered or not. */
+async function pickAllowKind(
+  title: string,
+  count: number,
+  token: Cancellation,
+  readOnly = false,
+): Promise<AllowKind | undefined> {
+  const kinds: (vscode.QuickPickItem & { decision: AllowKind })[] = [
+    { label: Choice.allow, description: "read and write, remembered until you change it", decision: "allow" },
     {
       label: Choice.allowSession,
-      description: "until the host bridge or VS Code restarts",
+      description: "read and write, until the host bridge or VS Code restarts",
       decision: "allowSession",
     },
+    {
+      label: Choice.allowReadOnly,
+      description: "read only (the sandbox refuses every write there), remembered until you change it",
+      decision: "allowReadOnly",
+    },
+    {
+      label: Choice.allowSessionReadOnly,
+      description: "read only, until the host bridge or VS Code restarts",
+      decision: "allowSessionReadOnly",
+    },
   ];
+  const items = readOnly ? kinds.filter((item) => isReadOnly(item.decision)) : kinds;
   const picked = await pickOne(
     vscode.window.createQuickPick<(typeof items)[number]>(),
-    { title, placeholder: allowKindPlaceholder(count), ignoreFocusOut: true, items },
+    { title, placeholder: allowKindPlaceholder(count, readOnly), ignoreFocusOut: true, items },
     token,
   );
   return picked?.decision;

@@ -21,8 +21,13 @@ import {
 /** A folder decision the user can give in a prompt (`forget` is never offered there). */
 export type FolderDecision = protocol.RootDecision["decision"];
 
-/** How long a folder is shared. */
-export type AllowKind = "allow" | "allowSession";
+/** How a folder is shared: read and write or read only, remembered or for this session. */
+export type AllowKind = "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly";
+
+/** Whether `kind` shares read only. */
+export function isReadOnly(kind: AllowKind): boolean {
+  return kind === "allowReadOnly" || kind === "allowSessionReadOnly";
+}
 
 /** Button titles of the consent modals; one place so the flow and its tests agree. */
 export const Choice = {
@@ -30,9 +35,12 @@ export const Choice = {
   dontTrust: "Don't Trust",
   allow: "Allow",
   allowSession: "Allow for This Session",
+  allowReadOnly: "Allow Read Only",
+  allowSessionReadOnly: "Allow Read Only for This Session",
   chooseFolders: "Choose Folders…",
   dontShare: "Don't Share",
   shareForSession: "Share for This Session",
+  shareReadOnly: "Read Only…",
 } as const;
 
 /** The longest folder name a button shows whole. */
@@ -273,21 +281,25 @@ export function folderItem(
 /**
  * Buttons of the folder modal, the first being the default (Enter), which shares nothing: for several folders
  * "Choose Folders…" (it only opens the list) and "Don't Share"; for one folder the answers themselves, "Don't
- * Share" first, then `Share “ws”` and "Share for This Session", so that one folder takes one step.
+ * Share" first, then `Share “ws”` and "Share for This Session", so that one folder takes one step, and "Read
+ * Only…", which opens the step that shares it read only.
  */
 export function folderChoices(roots: readonly Pick<protocol.Candidate, "name">[]): string[] {
   const only = roots.length === 1 ? roots[0] : undefined;
   if (only !== undefined) {
-    return [Choice.dontShare, shareFolderChoice(only.name), Choice.shareForSession];
+    return [Choice.dontShare, shareFolderChoice(only.name), Choice.shareForSession, Choice.shareReadOnly];
   }
   return [Choice.chooseFolders, Choice.dontShare];
 }
 
-/** What a folder modal's button means: the answers to send, `choose` (open the list) or `undefined` (Cancel). */
+/**
+ * What a folder modal's button means: the answers to send, `choose` (open the list), `kind` (ask how the one folder
+ * is shared: read only or not, for how long) or `undefined` (Cancel).
+ */
 export function folderChoiceAnswer(
   choice: string | undefined,
   roots: readonly protocol.Candidate[],
-): protocol.RootDecision[] | "choose" | undefined {
+): protocol.RootDecision[] | "choose" | "kind" | undefined {
   const only = roots.length === 1 ? roots[0] : undefined;
   if (choice === Choice.dontShare) {
     return denyAll(roots);
@@ -297,6 +309,9 @@ export function folderChoiceAnswer(
   }
   if (only !== undefined && choice === Choice.shareForSession) {
     return [{ uri: only.uri, decision: "allowSession" }];
+  }
+  if (only !== undefined && choice === Choice.shareReadOnly) {
+    return "kind";
   }
   return only === undefined && choice === Choice.chooseFolders ? "choose" : undefined;
 }
@@ -393,6 +408,7 @@ export function folderDetail(
           `${Choice.dontShare}: don't share it with this server, and don't ask again.`,
           `${shareFolderChoice(only.name)}: share it with this server until you change that.`,
           `${Choice.shareForSession}: share it until the host bridge or VS Code restarts.`,
+          `${Choice.shareReadOnly}: share it read only (the sandbox refuses every write there), remembered or for this session.`,
         ]),
     "Cancel: decide later; nothing is shared now, and you are asked again when the host bridge next starts.",
     "Change your answer at any time with “MCP: Manage Shared Folders”.",
@@ -413,10 +429,13 @@ export function managePlaceholder(): string {
   return "Check the folders this server may see, then press Enter";
 }
 
-/** The placeholder of the last step of sharing: for how long. */
-export function allowKindPlaceholder(count: number): string {
+/** The placeholder of the last step of sharing: read and write or read only, and for how long. */
+export function allowKindPlaceholder(count: number, readOnly = false): string {
   const folders = count === 1 ? "the folder" : `the ${count} folders`;
-  return `Share ${folders} how long? Escape shares nothing.`;
+  if (readOnly) {
+    return `Share ${folders} read only for how long? Escape shares nothing.`;
+  }
+  return `Share ${folders} to read and write, or read only, and how long? Escape shares nothing.`;
 }
 
 /** A QuickPick title naming the product: "MCP Host Bridge: Share Folders with “fs” (1/2)". */
@@ -643,6 +662,8 @@ export function changeSummary(
     applied.filter(keep).map((change) => `“${folderName(change.uri, names)}”`);
   const allowed = named((change) => change.result.applied === "allow");
   const session = named((change) => change.result.applied === "allowSession");
+  const readOnly = named((change) => change.result.applied === "allowReadOnly");
+  const readOnlySession = named((change) => change.result.applied === "allowSessionReadOnly");
   const denied = named((change) => change.result.applied === "deny" && change.result.visibleThrough === undefined);
   const visibleStill = applied.filter(
     (change) => change.result.applied === "deny" && change.result.visibleThrough !== undefined,
@@ -650,6 +671,8 @@ export function changeSummary(
   const parts = [
     ...(allowed.length > 0 ? [`now sharing ${allowed.join(", ")}`] : []),
     ...(session.length > 0 ? [`sharing ${session.join(", ")} for this session`] : []),
+    ...(readOnly.length > 0 ? [`now sharing ${readOnly.join(", ")} read only`] : []),
+    ...(readOnlySession.length > 0 ? [`sharing ${readOnlySession.join(", ")} read only for this session`] : []),
     ...(denied.length > 0 ? [`no longer sharing ${denied.join(", ")}`] : []),
     ...visibleStill.map(
       (change) =>

@@ -5,7 +5,7 @@
 import type { InitializationOptions } from "../protocol";
 
 /** Settings whose change needs a new sidecar process. */
-export const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.sandbox"] as const;
+export const RESTART_SETTINGS = ["hostBridge.python", "hostBridge.sandbox", "hostBridge.network"] as const;
 
 /** Settings the running sidecar takes live. */
 export const LIVE_SETTINGS = ["hostBridge.servers", "hostBridge.readWorkspaceConfig"] as const;
@@ -64,13 +64,31 @@ export function sandboxSetting(values: SettingValues | undefined): SandboxSettin
   return values?.globalValue === "off" ? "off" : "enforce";
 }
 
+/** The default network of sandboxed stdio servers whose entry does not say (`initializationOptions.network`). */
+export type NetworkSetting = NonNullable<InitializationOptions["network"]>;
+
+/**
+ * `hostBridge.network` as the sidecar must see it: `off` only when the user's own settings say exactly `off`. A
+ * workspace's value is never read (an application-scoped setting, like `hostBridge.sandbox`).
+ */
+export function networkSetting(values: SettingValues | undefined): NetworkSetting {
+  return values?.globalValue === "off" ? "off" : "on";
+}
+
 /** `initializationOptions` for a sidecar keeping its data in `storageDir`. */
 export function initializationOptionsFor(
   storageDir: string,
   settings: SidecarSettings,
   sandbox: SandboxSetting = "enforce",
+  network: NetworkSetting = "on",
 ): InitializationOptions {
-  return { storageDir, servers: settings.servers, readWorkspaceConfig: settings.readWorkspaceConfig, sandbox };
+  return {
+    storageDir,
+    servers: settings.servers,
+    readWorkspaceConfig: settings.readWorkspaceConfig,
+    sandbox,
+    network,
+  };
 }
 
 /** The params of `workspace/didChangeConfiguration` the sidecar reads (`settings.hostBridge`). */

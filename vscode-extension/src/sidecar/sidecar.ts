@@ -27,6 +27,7 @@ import {
   configurationParams,
   initializationOptionsFor,
   restartSettingsChanged,
+  networkSetting,
   sandboxSetting,
   settingsChange,
   sidecarSettings,
@@ -64,8 +65,10 @@ function currentSettings(): SidecarSettings {
  * sandbox default from the user's settings only (never from the workspace's).
  */
 export function initializationOptions(ctx: Ctx): InitializationOptions {
-  const sandbox = sandboxSetting(vscode.workspace.getConfiguration("hostBridge").inspect<unknown>("sandbox"));
-  return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings(), sandbox);
+  const configuration = vscode.workspace.getConfiguration("hostBridge");
+  const sandbox = sandboxSetting(configuration.inspect<unknown>("sandbox"));
+  const network = networkSetting(configuration.inspect<unknown>("network"));
+  return initializationOptionsFor(ctx.extension.globalStorageUri.fsPath, currentSettings(), sandbox, network);
 }
 
 /** Whether the chosen launch is the likely one the sidecar was started with: same interpreter, same arguments. */

@@ -6,6 +6,7 @@
 - ``resources``: the resource requests;
 - ``status``: ``hostBridge/status``, ``hostBridge/restartServer``;
 - ``gateway``: the socket on which agents use this window's servers (``host-bridge attach``);
+- ``running``: this window's servers published for ``host-bridge consent`` in a terminal;
 - ``events``: the core's events as editor notifications (not a feature: the hub's ``HubEvents``).
 
 These modules import the core and the models at module level: they are loaded after ``initialize`` was answered
@@ -23,6 +24,7 @@ from host_bridge.hosts.lsp.features.consent import ConsentFeature
 from host_bridge.hosts.lsp.features.gateway import GatewayFeature
 from host_bridge.hosts.lsp.features.notices import NoticesFeature
 from host_bridge.hosts.lsp.features.resources import ResourcesFeature
+from host_bridge.hosts.lsp.features.running import RunningFeature
 from host_bridge.hosts.lsp.features.status import StatusFeature
 from host_bridge.hosts.lsp.features.workspace import WorkspaceFeature
 
@@ -41,5 +43,6 @@ def create_features(server: HostBridgeServer, core: Core) -> Sequence[Feature]:
         ResourcesFeature(server, core),
         StatusFeature(server, core, consent),
         GatewayFeature(server, core),
+        RunningFeature(server, core),
         workspace,
     )

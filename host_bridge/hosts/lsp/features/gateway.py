@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from host_bridge.consent.lock import UnsafeFileError
 from host_bridge.core import Core
 from host_bridge.gateway.service import Gateway
 from host_bridge.hosts.lsp.feature import Feature
+from host_bridge.private_files import UnsafeFileError
 from host_bridge.storage import default_storage_dir
 from host_bridge.uris import UriError, parse_file_uri
 

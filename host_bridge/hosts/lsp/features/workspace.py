@@ -22,13 +22,13 @@ import anyio.to_thread
 from lsprotocol import types
 
 from host_bridge.core import Core
+from host_bridge.directory_watch import DirectoryWatcher
 from host_bridge.hosts.lsp.feature import Feature
 from host_bridge.hosts.lsp.features.consent import ConsentFeature
 from host_bridge.hub.config import ConfigProblem, ServerSet, load_servers
 from host_bridge.uris import UriError, canonical_path, parse_file_uri
 from host_bridge.workspace.detect import detect
 from host_bridge.workspace.models import WorkspaceFolder
-from host_bridge.workspace.watch import DirectoryWatcher
 
 if TYPE_CHECKING:
     from host_bridge.hosts.lsp.server import HostBridgeServer

@@ -6,6 +6,7 @@ import {
   changeSummary,
   chooserPlaceholder,
   folderChoiceAnswer,
+  isReadOnly,
   shareFolderChoice,
   commandLine,
   denyAll,
@@ -75,7 +76,18 @@ function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): pr
 }
 
 function sandboxState(overrides: Partial<protocol.SandboxState> = {}): protocol.SandboxState {
-  return { setting: "enforce", enforced: false, planned: false, summary: "", warnings: [], ...overrides };
+  return {
+    setting: "enforce",
+    enforced: false,
+    planned: false,
+    summary: "",
+    warnings: [],
+    network: "on",
+    unixSockets: false,
+    readOnly: [],
+    channels: [],
+    ...overrides,
+  };
 }
 
 function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.ServerStatus {
@@ -402,7 +414,7 @@ describe("the folder dialog", () => {
 
   it("answers one folder in one step, with “Don't Share” as the default and no chooser", () => {
     const one = [candidate("file:///home/me/ws")];
-    expect(folderChoices(one)).toEqual([Choice.dontShare, "Share “ws”", Choice.shareForSession]);
+    expect(folderChoices(one)).toEqual([Choice.dontShare, "Share “ws”", Choice.shareForSession, Choice.shareReadOnly]);
     expect(folderChoiceAnswer("Share “ws”", one)).toEqual([{ uri: "file:///home/me/ws", decision: "allow" }]);
     expect(folderChoiceAnswer(Choice.shareForSession, one)).toEqual([
       { uri: "file:///home/me/ws", decision: "allowSession" },
@@ -410,6 +422,15 @@ describe("the folder dialog", () => {
     expect(folderChoiceAnswer(Choice.dontShare, one)).toEqual([{ uri: "file:///home/me/ws", decision: "deny" }]);
     expect(folderChoiceAnswer(Choice.chooseFolders, one)).toBeUndefined();
     expect(folderChoiceAnswer(undefined, one)).toBeUndefined();
+  });
+
+  it("shares the one folder read only through a step that asks only for how long", () => {
+    const one = [candidate("file:///home/me/ws")];
+    expect(folderChoiceAnswer(Choice.shareReadOnly, one)).toBe("kind");
+    expect(folderChoiceAnswer(Choice.shareReadOnly, roots)).toBeUndefined();
+    expect(allowKindPlaceholder(1, true)).toBe("Share the folder read only for how long? Escape shares nothing.");
+    expect(isReadOnly("allowReadOnly") && isReadOnly("allowSessionReadOnly")).toBe(true);
+    expect(isReadOnly("allow") || isReadOnly("allowSession")).toBe(false);
   });
 
   it("names the one folder in its button, escaped and cut short when long", () => {
@@ -473,8 +494,12 @@ describe("the folder dialog", () => {
 
   it("tells the chooser's and the duration step's keys", () => {
     expect(chooserPlaceholder()).toBe("Check the folders to share, then press Enter (the rest stay unshared)");
-    expect(allowKindPlaceholder(2)).toBe("Share the 2 folders how long? Escape shares nothing.");
-    expect(allowKindPlaceholder(1)).toBe("Share the folder how long? Escape shares nothing.");
+    expect(allowKindPlaceholder(2)).toBe(
+      "Share the 2 folders to read and write, or read only, and how long? Escape shares nothing.",
+    );
+    expect(allowKindPlaceholder(1)).toBe(
+      "Share the folder to read and write, or read only, and how long? Escape shares nothing.",
+    );
   });
 });
 

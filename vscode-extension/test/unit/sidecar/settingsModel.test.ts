@@ -5,6 +5,7 @@ import {
   configurationParams,
   initializationOptionsFor,
   restartSettingsChanged,
+  networkSetting,
   sandboxSetting,
   settingsChange,
   sidecarSettings,
@@ -80,8 +81,22 @@ describe("the settings the sidecar sees", () => {
       servers,
       readWorkspaceConfig: true,
       sandbox: "enforce",
+      network: "on",
     });
     expect(initializationOptionsFor("/data", sidecarSettings(servers, true, true), "off").sandbox).toBe("off");
+    expect(initializationOptionsFor("/data", sidecarSettings(servers, true, true), "enforce", "off").network).toBe(
+      "off",
+    );
+  });
+});
+
+describe("the network setting", () => {
+  it("is off only when the user's own settings say off, never from a workspace", () => {
+    expect(networkSetting(undefined)).toBe("on");
+    expect(networkSetting({ globalValue: "off" })).toBe("off");
+    expect(networkSetting({ workspaceValue: "on", globalValue: "off" })).toBe("off");
+    expect(networkSetting({ workspaceValue: "off" })).toBe("on");
+    expect(networkSetting({ globalValue: "sometimes" })).toBe("on");
   });
 });
 

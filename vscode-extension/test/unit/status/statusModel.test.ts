@@ -56,6 +56,10 @@ const landlock = {
   planned: false,
   mechanism: "landlock",
   warnings: [],
+  network: "on" as const,
+  unixSockets: false,
+  readOnly: [],
+  channels: [],
   summary:
     "Linux Landlock (ABI 6) confines this server: it can write only /home/me/webapp and a private temp folder; it can read system folders; everything else, the rest of /home/me included, is refused.",
 };
@@ -424,6 +428,10 @@ describe("the sandbox in status", () => {
       planned: false,
       mechanism: "none",
       warnings: [],
+      network: "on",
+      unixSockets: false,
+      readOnly: [],
+      channels: [],
       summary: "The sandbox is off for this server (its setting): it can read and write every file your account can.",
     },
   });
@@ -447,14 +455,32 @@ describe("the sandbox in status", () => {
     const waiting = server({
       id: "later",
       state: "awaitingTrust",
-      sandbox: { setting: "enforce", enforced: true, planned: true, mechanism: "landlock", summary, warnings: [] },
+      sandbox: {
+        setting: "enforce",
+        enforced: true,
+        planned: true,
+        mechanism: "landlock",
+        summary,
+        warnings: [],
+        network: "on",
+        unixSockets: false,
+        readOnly: [],
+        channels: [],
+      },
     });
     expect(sandboxText(waiting)).toBe(`Sandbox: not started yet; it will run confined: ${summary}`);
     expect(sandboxWord(waiting)).toBe("to be sandboxed");
     const off = server({
       id: "off",
       state: "awaitingTrust",
-      sandbox: { setting: "off", enforced: false, planned: true, mechanism: "none", summary: "off", warnings: [] },
+      sandbox: {
+        ...landlock,
+        setting: "off",
+        enforced: false,
+        planned: true,
+        mechanism: "none",
+        summary: "off",
+      },
     });
     expect(sandboxText(off)).toBe("not sandboxed (off): it will be able to read and write every file your account can");
     expect(sandboxWord(off)).toBe("not sandboxed");

@@ -276,9 +276,18 @@ describe("serverNodeView", () => {
 
   it("gives the sandbox's summary in its tooltip, or says it is not sandboxed", () => {
     const summary = "Linux Landlock (ABI 6) confines this server: it can write only /w and a private temp folder.";
+    const open = { network: "on" as const, unixSockets: false, readOnly: [], channels: [] };
     const boxed = serverNodeView(
       status({
-        sandbox: { setting: "enforce", enforced: true, planned: false, mechanism: "landlock", summary, warnings: [] },
+        sandbox: {
+          setting: "enforce",
+          enforced: true,
+          planned: false,
+          mechanism: "landlock",
+          summary,
+          warnings: [],
+          ...open,
+        },
       }),
     );
     expect(boxed.tooltip.split("\n")).toContain(`Sandbox: ${summary}`);
@@ -291,6 +300,7 @@ describe("serverNodeView", () => {
           mechanism: "none",
           summary: "The sandbox is off.",
           warnings: [],
+          ...open,
         },
       }),
     );

@@ -1,7 +1,8 @@
 """Watch a changing set of directories, non-recursively, and report that something changed.
 
-Used by the roots registry to notice a shared folder being deleted, renamed, re-permissioned or a
-symlink leading to it being retargeted: all of these show up as events on the folder's parent.
+The roots registry watches the parents of shared folders (a folder being deleted, renamed, re-permissioned or a
+symlink leading to it being retargeted all show up as events on its parent), the consent store watcher its storage
+folder, and the sidecar's workspace feature the folders that hold config files.
 """
 
 from __future__ import annotations

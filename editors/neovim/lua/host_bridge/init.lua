@@ -1,21 +1,16 @@
--- host_bridge for Neovim (0.7 and later).
+-- host_bridge for Neovim (0.7 and later): the MCP Host Bridge sidecar as an LSP client, with commands.
 --
--- Starts the host_bridge sidecar (`host-bridge serve`, LSP over stdio) for the current directory, answers
--- its consent prompts with vim.ui.select, reports server state changes, and adds two commands:
+-- Starts the host_bridge sidecar (`host-bridge serve`, LSP over stdio) for the current directory, asks its
+-- consent questions with vim.ui.select, reports server state changes, and adds these commands:
 --
---   :McpStatus                 the MCP servers, their states and the folders shared with each
---   :McpPickResource [server]  pick a resource (all servers, or one) and open it in a read-only scratch
---                              buffer named mcp-resource://<server>/<uri>
+--   :McpStatus                   the MCP servers, their states and the folders shared with each
+--   :McpPickResource [server]    pick a resource (all servers, or one) and open it in a read-only scratch
+--                                buffer named mcp-resource://<server>/<uri>
+--   :McpSharedFolders [server]   share, stop sharing or forget a folder for one server
+--   :McpStop                     shut the sidecar down
 --
--- Try it once:
---
---   :luafile examples/neovim.lua
---
--- Configure it before `:luafile` with a global table (every key is optional):
---
---   :lua vim.g.host_bridge = { cmd = { "python", "-m", "host_bridge", "serve" } }
---
--- Or keep it: copy this file to ~/.config/nvim/lua/host_bridge.lua and put in init.lua
+-- Install: put editors/neovim on the runtimepath (a plugin manager does, e.g. lazy.nvim with
+-- `dir = "<repo>/editors/neovim"`), then in init.lua:
 --
 --   require("host_bridge").setup({
 --     cmd = { "host-bridge", "serve" },          -- how to start the sidecar
@@ -28,10 +23,14 @@
 --     autostart = true,                          -- start the sidecar in setup(), not on the first command
 --   })
 --
--- The sidecar asks before sharing a folder with a server ("Allow", "Allow for this session", "Deny"), through
--- window/showMessageRequest. Neovim 0.10+ answers that with vim.ui.select itself; 0.7-0.9 use a blocking
--- inputlist(), so this file installs its own handler that goes through vim.ui.select on every version (and
--- so through dressing.nvim, telescope-ui-select and the like). The protocol is docs/protocol.md.
+-- Or try it once without installing: `:lua vim.g.host_bridge = {...}` then `:luafile editors/neovim/lua/host_bridge/init.lua`.
+--
+-- The sidecar asks before sharing a folder with a server through window/showMessageRequest. Neovim 0.10+
+-- answers that with vim.ui.select itself; 0.7-0.9 use a blocking inputlist(), so this module installs its own
+-- handler that goes through vim.ui.select on every version (and so through dressing.nvim, telescope-ui-select
+-- and the like). Pickers that pre-select the first item make Enter answer it: the sidecar always puts the
+-- answer that shares nothing and trusts nothing first ("Not now", "Don't trust"). The protocol is
+-- docs/protocol.md; docs/editors.md has the set-up and the terminal commands.
 
 local M = {}
 
@@ -546,6 +545,88 @@ function M.pick_resource(server)
 end
 
 -- ---------------------------------------------------------------------------------------------------------
+-- :McpSharedFolders
+
+-- What can be done with a folder, least exposure first (a picker that pre-selects takes the first on Enter).
+M.folder_actions = {
+  { title = "Leave it as it is", decision = nil },
+  { title = "Stop sharing it (deny)", decision = "deny" },
+  { title = "Forget my decision (ask again)", decision = "forget" },
+  { title = "Share it for this session", decision = "allowSession" },
+  { title = "Share it", decision = "allow" },
+}
+
+-- hostBridge/setConsent; callback(result).
+function M.set_consent(server, uri, decision, callback)
+  M.request("hostBridge/setConsent", { server = server, uri = uri, decision = decision }, function(result)
+    local path = vim.uri_to_fname(uri)
+    notify(string.format("%s: %s for %s%s", path, result.applied or "?", server,
+      result.message and result.message ~= vim.NIL and (" (" .. result.message .. ")") or ""))
+    if callback then
+      callback(result)
+    end
+  end)
+end
+
+local function pick_folder(server, status)
+  local entry
+  for _, s in ipairs(status.servers or {}) do
+    if s.id == server then
+      entry = s
+    end
+  end
+  if not entry then
+    notify("no server " .. server, vim.log.levels.WARN)
+    return
+  end
+  local shared = {}
+  for _, root in ipairs(entry.sharedRoots or {}) do
+    shared[root.uri] = true
+  end
+  vim.ui.select(status.candidates or {}, {
+    prompt = "Folder for " .. server,
+    format_item = function(c)
+      return string.format("%s %s", shared[c.uri] and "[shared]" or "[not shared]", vim.uri_to_fname(c.uri))
+    end,
+  }, function(candidate)
+    if not candidate then
+      return
+    end
+    vim.ui.select(M.folder_actions, {
+      prompt = vim.uri_to_fname(candidate.uri),
+      format_item = function(action)
+        return action.title
+      end,
+    }, function(action)
+      if action and action.decision then
+        M.set_consent(server, candidate.uri, action.decision)
+      end
+    end)
+  end)
+end
+
+function M.shared_folders(server)
+  M.request("hostBridge/status", nil, function(status)
+    if server then
+      return pick_folder(server, status)
+    end
+    local ids = {}
+    for _, s in ipairs(status.servers or {}) do
+      table.insert(ids, s.id)
+    end
+    if #ids == 0 then
+      notify("no MCP servers configured")
+      return
+    end
+    vim.ui.select(ids, { prompt = "MCP server" }, function(id)
+      if id then
+        pick_folder(id, status)
+      end
+    end)
+  end)
+end
+
+-- ---------------------------------------------------------------------------------------------------------
 -- Setup
 
 function M.setup(opts)
@@ -557,6 +638,12 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("McpPickResource", function(args)
     M.pick_resource(args.args ~= "" and args.args or nil)
   end, { nargs = "?", desc = "host_bridge: open an MCP resource in a scratch buffer" })
+  vim.api.nvim_create_user_command("McpSharedFolders", function(args)
+    M.shared_folders(args.args ~= "" and args.args or nil)
+  end, { nargs = "?", desc = "host_bridge: share, stop sharing or forget a folder for a server" })
+  vim.api.nvim_create_user_command("McpStop", function()
+    M.stop()
+  end, { desc = "host_bridge: shut the sidecar down" })
   if M.config.autostart then
     M.start()
   end

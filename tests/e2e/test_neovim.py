@@ -1,9 +1,11 @@
-"""examples/neovim.lua in a real headless Neovim (0.7+): it loads, defines its commands, renders resources, answers
-consent prompts through vim.ui.select, and drives the real sidecar (``python -m host_bridge serve``).
+"""editors/neovim (the ``host_bridge`` Lua module) in a real headless Neovim (0.7+): it loads, defines its commands,
+renders resources, answers consent prompts through vim.ui.select, and drives the real sidecar
+(``python -m host_bridge serve``): Enter on every question shares and trusts nothing, the status, pick and
+shared-folder commands work.
 
-Each test runs ``nvim --headless -u NONE -c "luafile examples/neovim.lua" -c "lua dofile(<check>)" -c "qa!"``; the
-check writes a JSON verdict to a file that the test reads. Skipped when ``nvim`` is not on PATH
-(Debian: ``apt-get install -y neovim``)."""
+Each test runs ``nvim --headless -u NONE --cmd "set rtp+=editors/neovim" -c "lua require('host_bridge').setup(…)"
+-c "lua dofile(<check>)" -c "qa!"``; the check writes a JSON verdict to a file that the test reads. Skipped when
+``nvim`` is not on PATH (``make tools`` installs Debian's)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 from support.paths import REPO, SERVERS
 
-EXAMPLE = "examples/neovim.lua"
+RUNTIME = "editors/neovim"
 RESOURCES_SERVER = SERVERS / "resources_server.py"
 TIMEOUT = 120.0
 """Seconds one Neovim run may take (the Lua side waits at most 20 s for any one thing)."""
@@ -37,7 +39,7 @@ vim.fn.writefile({ vim.fn.json_encode(verdict) }, os.getenv("HB_OUT"))
 def nvim() -> str:
     found = shutil.which("nvim")
     if found is None:
-        pytest.skip("nvim is not on PATH (Debian: apt-get install -y neovim), so examples/neovim.lua is not exercised")
+        pytest.skip("nvim is not on PATH (Debian: apt-get install neovim; make tools): editors/neovim is not tested")
     return found
 
 
@@ -56,7 +58,7 @@ def sidecar_config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
 
 
 def run_example(nvim: str, tmp_path: Path, config: dict[str, Any], check: str) -> Any:
-    """Load the example with ``config`` as vim.g.host_bridge, run the Lua ``check`` body, return what it returns."""
+    """Set the module up with ``config``, run the Lua ``check`` body, return what it returns."""
     script = tmp_path / "check.lua"
     script.write_text(CHECK_TEMPLATE % check)
     out = tmp_path / "verdict.json"
@@ -79,10 +81,10 @@ def run_example(nvim: str, tmp_path: Path, config: dict[str, Any], check: str) -
         "-i",
         "NONE",
         "-n",
+        "--cmd",
+        f"set rtp+={RUNTIME}",
         "-c",
-        "lua vim.g.host_bridge = vim.fn.json_decode(os.getenv('HB_CONFIG'))",
-        "-c",
-        f"luafile {EXAMPLE}",
+        "lua require('host_bridge').setup(vim.fn.json_decode(os.getenv('HB_CONFIG')))",
         "-c",
         "lua dofile(os.getenv('HB_CHECK'))",
         "-c",
@@ -99,7 +101,7 @@ def run_example(nvim: str, tmp_path: Path, config: dict[str, Any], check: str) -
     return verdict["result"]
 
 
-def test_example_loads_defines_commands_and_renders_resources(nvim: str, tmp_path: Path) -> None:
+def test_module_loads_defines_commands_and_renders_resources(nvim: str, tmp_path: Path) -> None:
     result = run_example(
         nvim,
         tmp_path,
@@ -110,6 +112,7 @@ def test_example_loads_defines_commands_and_renders_resources(nvim: str, tmp_pat
   r.loaded = type(M) == "table" and type(M.setup) == "function"
   r.status_command = vim.fn.exists(":McpStatus")
   r.pick_command = vim.fn.exists(":McpPickResource")
+  r.folders_command = vim.fn.exists(":McpSharedFolders")
   r.not_started = M.client() == nil
 
   local buf = M.open_resource_buffer("srv", "test://doc/1", { uri = "test://doc/1", contents = {
@@ -158,6 +161,7 @@ def test_example_loads_defines_commands_and_renders_resources(nvim: str, tmp_pat
     assert result["loaded"] is True
     assert result["status_command"] == 2
     assert result["pick_command"] == 2
+    assert result["folders_command"] == 2
     assert result["not_started"] is True
     assert result["name"] == "mcp-resource://srv/test://doc/1"
     assert result["buftype"] == "nofile"
@@ -173,7 +177,7 @@ def test_example_loads_defines_commands_and_renders_resources(nvim: str, tmp_pat
     assert result["said"] == ["[host-bridge] fs: starting", "[host-bridge] fs: starting -> running (shared: acme)"]
 
 
-def test_example_starts_the_sidecar_and_reads_its_status(nvim: str, tmp_path: Path) -> None:
+def test_module_starts_the_sidecar_and_reads_its_status(nvim: str, tmp_path: Path) -> None:
     config = sidecar_config(tmp_path, servers={})
     result = run_example(
         nvim,
@@ -209,7 +213,7 @@ def test_example_starts_the_sidecar_and_reads_its_status(nvim: str, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_example_asks_consent_and_opens_a_paged_resource(nvim: str, tmp_path: Path) -> None:
+def test_module_asks_consent_and_opens_a_paged_resource(nvim: str, tmp_path: Path) -> None:
     server = {"type": "stdio", "command": sys.executable, "args": [str(RESOURCES_SERVER)]}
     config = sidecar_config(tmp_path, servers={"res": server})
     result = run_example(
@@ -240,7 +244,7 @@ def test_example_asks_consent_and_opens_a_paged_resource(nvim: str, tmp_path: Pa
     local s = status and status.servers and status.servers[1]
     return s and s.state == "running" and #(s.sharedRoots or {}) > 0
   end
-  local running = vim.wait(20000, shared, 200)
+  local running = vim.wait(60000, shared, 200)
 
   vim.cmd("McpPickResource res")
   local name = "mcp-resource://res/test://res/12"
@@ -268,3 +272,88 @@ def test_example_asks_consent_and_opens_a_paged_resource(nvim: str, tmp_path: Pa
     assert result["current"] is True
     # Asked while it starts, the server comes up already sharing the folder (no second start), and the example says so.
     assert "[host-bridge] res: starting -> running (shared: ws)" in result["said"], result
+
+
+def saved_decisions(tmp_path: Path) -> list[Any]:
+    path = tmp_path / "storage" / "consent.json"
+    return json.loads(path.read_text()).get("roots", []) if path.exists() else []
+
+
+@pytest.mark.requirement("G6")
+def test_enter_on_every_question_shares_nothing_and_trusts_nothing(nvim: str, tmp_path: Path) -> None:
+    """A picker that pre-selects the first item (telescope-ui-select, fzf-lua, dressing's builtin) answers it on
+    Enter: the sidecar puts the answer that shares and trusts nothing first."""
+    server = {"type": "stdio", "command": sys.executable, "args": [str(RESOURCES_SERVER)]}
+    config = sidecar_config(tmp_path, servers={"res": server}, read_workspace_config=True)
+    (tmp_path / "ws" / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"repo": {"command": sys.executable, "args": [str(RESOURCES_SERVER)]}}})
+    )
+    result = run_example(
+        nvim,
+        tmp_path,
+        config,
+        """
+  local M = require("host_bridge")
+  local questions = {}
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(questions, { prompt = opts.prompt, first = opts.format_item(items[1]) })
+    on_choice(items[1])  -- Enter
+  end
+  vim.notify = function() end
+  assert(M.start(), "the sidecar did not start")
+  local status
+  vim.wait(60000, function()
+    status = M.request_sync("hostBridge/status", nil, 5000)
+    local states = {}
+    for _, s in ipairs((status and status.servers) or {}) do states[s.id] = s.state end
+    return states.res == "running" and states.repo == "stopped" and #questions >= 2
+  end, 200)
+  local shared = {}
+  for _, s in ipairs(status.servers) do shared[s.id] = #(s.sharedRoots or {}) end
+  return { questions = questions, shared = shared, states = status.servers }
+""",
+    )
+    firsts = sorted(q["first"] for q in result["questions"])
+    assert firsts == ["Don't trust", "Not now"], result
+    assert result["shared"] == {"res": 0, "repo": 0}
+    assert saved_decisions(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_shared_folders_command_stops_sharing_and_stop_ends_the_sidecar(nvim: str, tmp_path: Path) -> None:
+    server = {"type": "stdio", "command": sys.executable, "args": [str(RESOURCES_SERVER)]}
+    config = sidecar_config(tmp_path, servers={"res": server})
+    result = run_example(
+        nvim,
+        tmp_path,
+        config,
+        """
+  local M = require("host_bridge")
+  local want = "Allow"
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do
+      local label = opts.format_item and opts.format_item(item) or item
+      if label == want or (type(label) == "string" and label:find("[shared]", 1, true)) then
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
+  end
+  vim.notify = function() end
+  local client = assert(M.start(), "the sidecar did not start")
+  local function shared()
+    local status = M.request_sync("hostBridge/status", nil, 5000)
+    local s = status and status.servers and status.servers[1]
+    return s and s.state == "running" and #(s.sharedRoots or {})
+  end
+  local before = vim.wait(60000, function() return shared() == 1 end, 200)
+  want = "Stop sharing it (deny)"
+  vim.cmd("McpSharedFolders res")
+  local after = vim.wait(30000, function() return shared() == 0 end, 200)
+  vim.cmd("McpStop")
+  local stopped = vim.wait(10000, function() return client.is_stopped() end, 50)
+  return { before = before, after = after, stopped = stopped }
+""",
+    )
+    assert result == {"before": True, "after": True, "stopped": True}
+    assert [(r["serverId"], r["decision"]) for r in saved_decisions(tmp_path)] == [("res", "deny")]
