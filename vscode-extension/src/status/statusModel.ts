@@ -28,13 +28,18 @@ export type ServerActionId =
   "folders" | "sandbox" | "restartServer" | "showLog" | "manageFolders" | "restartSidecar" | "handOver" | "giveBack";
 
 /** How a server stands with the copy VS Code's own MCP support runs of it (vscodeMcp/vsCodeCopies.ts). */
-export type CopyState = "handedOver" | "vsCodeRunsItsOwn";
+export type CopyState = "handedOver" | "vsCodeRunsItsOwn" | "vsCodeCopyCannotStart";
 
 /** A server's copy state in words, for the status. */
 export function copyText(state: CopyState): string {
-  return state === "handedOver"
-    ? "handed over: VS Code's own copy is stopped"
-    : "VS Code also runs its own copy, outside per-folder consent";
+  switch (state) {
+    case "handedOver":
+      return "handed over: VS Code's own copy is stopped";
+    case "vsCodeRunsItsOwn":
+      return "VS Code also runs its own copy, outside per-folder consent";
+    case "vsCodeCopyCannotStart":
+      return "VS Code's own copy cannot start: VS Code does not fill in ${hostBridge:sharedFolders}; hand it over";
+  }
 }
 
 /** One entry of a server's action picker. */
@@ -409,7 +414,7 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date(), co
     ...(server.protocolVersion === undefined ? [] : [server.protocolVersion]),
     ...(sandboxed === undefined ? [] : [sandboxed]),
     ...(server.state === "running" && server.resources === undefined ? ["no resources"] : []),
-    ...(copy === "handedOver" ? ["handed over"] : copy === "vsCodeRunsItsOwn" ? ["VS Code runs its own copy"] : []),
+    ...(copy === undefined ? [] : [copy === "handedOver" ? "handed over" : "VS Code runs its own copy"]),
   ].join(" · ");
   const through = visibleThroughText(server);
   const starting = startingNote(server);
@@ -469,7 +474,7 @@ export function serverActions(
       detail: noIcons(sandboxText(server) ?? ""),
     });
   }
-  if (copy === "vsCodeRunsItsOwn") {
+  if (copy === "vsCodeRunsItsOwn" || copy === "vsCodeCopyCannotStart") {
     actions.push({
       id: "handOver",
       label: "$(arrow-swap) Hand over from VS Code",

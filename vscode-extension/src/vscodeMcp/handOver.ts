@@ -17,7 +17,9 @@ import {
   copyMemory,
   copyStates,
   handOverNotice,
+  handedOverMessage,
   offeredToVsCode,
+  SHOW_SERVERS,
   runsServer,
   vsCodeCopies,
   vsCodeMcpOn,
@@ -79,7 +81,7 @@ export class HandOver implements vscode.Disposable {
 
   /** Whether any server of the workspace's files can be handed over now (VS Code runs its own copy of it). */
   get pending(): boolean {
-    return this.copies.some((copy) => this.stateOf(copy.id) === "vsCodeRunsItsOwn");
+    return this.copies.some((copy) => this.stateOf(copy.id) !== "handedOver");
   }
 
   /**
@@ -99,12 +101,18 @@ export class HandOver implements vscode.Disposable {
       handedOver: [...new Set([...memory.handedOver, ...keys])],
       dismissed: memory.dismissed.filter((key) => !keys.includes(key)),
     });
-    await this.stopCopies(this.copies);
+    const copies = this.copies;
+    await this.stopCopies(copies);
     this.ctx.log.info(
-      `handed over to MCP Host Bridge: ${this.copies.map((copy) => copy.id).join(", ")}; VS Code's own copies are stopped`,
+      `handed over to MCP Host Bridge: ${copies.map((copy) => copy.id).join(", ")}; VS Code's own copies are stopped`,
     );
     this.changed.fire();
     this.updateWatch();
+    void vscode.window.showInformationMessage(handedOverMessage(copies), SHOW_SERVERS).then(async (choice) => {
+      if (choice === SHOW_SERVERS) {
+        await showVsCodeServers();
+      }
+    });
   }
 
   /** Let VS Code run its own copy of `serverId` again: host_bridge's is no longer offered to it. */
@@ -237,6 +245,17 @@ export class HandOver implements vscode.Disposable {
         );
       }
     }
+  }
+}
+
+/** VS Code's own commands that show its MCP servers, best first (both exist in VS Code 1.139). */
+const SERVER_VIEWS = ["workbench.mcp.showInstalledServers", "workbench.mcp.listServer"];
+
+async function showVsCodeServers(): Promise<void> {
+  const available = new Set(await vscode.commands.getCommands(true));
+  const command = SERVER_VIEWS.find((id) => available.has(id));
+  if (command !== undefined) {
+    await vscode.commands.executeCommand(command);
   }
 }
 

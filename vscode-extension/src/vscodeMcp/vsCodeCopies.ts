@@ -130,6 +130,24 @@ export function handOverNotice(copies: readonly VsCodeCopy[], listed: boolean): 
   ].join("");
 }
 
+/**
+ * What the extension says once `copies` are handed over: VS Code's copies are stopped, and what only VS Code's own
+ * per-workspace switch keeps from happening (VS Code offers extensions no way to set it).
+ */
+export function handedOverMessage(copies: readonly VsCodeCopy[]): string {
+  const one = copies.length === 1;
+  return [
+    `${PRODUCT}: handed over ${names(copies.map((copy) => copy.id))}; VS Code's own ${one ? "copy is" : "copies are"}`,
+    ` stopped. VS Code may start ${one ? "it" : "them"} again (its chat keeps ${one ? "its" : "their"} tools, Browse`,
+    ` Resources lists ${one ? "its" : "their"} resources); MCP Host Bridge stops ${one ? "it" : "them"} again when it`,
+    ` sees ${one ? "it" : "them"} run. To keep VS Code from starting ${one ? "it" : "them"}, choose “Disable`,
+    ` (Workspace)” for ${one ? "it" : "each"} under “MCP Servers - Installed”.`,
+  ].join("");
+}
+
+/** The button of that message: VS Code's installed MCP servers, where "Disable (Workspace)" is. */
+export const SHOW_SERVERS = "Show VS Code's MCP Servers";
+
 /** The notice's buttons. */
 export const HandOverChoice = { handOver: "Hand Over", notNow: "Not Now" } as const;
 
@@ -154,10 +172,12 @@ export function copyMemory(stored: unknown): CopyMemory {
 
 export type { CopyState } from "../status/statusModel";
 
-/** The status of each copy: handed over, or VS Code runs its own copy. */
+/** The status of each copy: handed over, or VS Code runs its own copy (which cannot start when it needs folders). */
 export function copyStates(copies: readonly VsCodeCopy[], memory: CopyMemory): Map<string, CopyState> {
   const handed = new Set(memory.handedOver);
-  return new Map(copies.map((copy) => [copy.id, handed.has(copy.key) ? "handedOver" : "vsCodeRunsItsOwn"]));
+  const state = (copy: VsCodeCopy): CopyState =>
+    handed.has(copy.key) ? "handedOver" : copy.needsSharedFolders ? "vsCodeCopyCannotStart" : "vsCodeRunsItsOwn";
+  return new Map(copies.map((copy) => [copy.id, state(copy)]));
 }
 
 /** The copies the notice is about: neither handed over nor dismissed. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ServerStatus } from "../../../src/protocol";
 import {
+  copyText,
   foldersText,
   packageRunner,
   startingNote,
@@ -565,5 +566,29 @@ describe("package runners", () => {
     );
     expect(startingNote({ state: "starting", ...stdio("node", ["s.js"]) })).toBe("its process is starting");
     expect(startingNote({ state: "running", ...stdio("npx", ["pkg"]) })).toBeUndefined();
+  });
+});
+
+describe("VS Code's own copy in the status", () => {
+  const fs = server({ id: "fs" });
+
+  it("says a server is handed over, or that VS Code runs its own copy, and offers the matching action", () => {
+    expect(serverPickTexts(fs, new Date(), "handedOver").description).toBe("running · handed over");
+    expect(serverPickTexts(fs, new Date(), "vsCodeRunsItsOwn").description).toBe("running · VS Code runs its own copy");
+    const own = serverActions(fs, { kind: "running" }, new Date(), "vsCodeRunsItsOwn");
+    expect(own.find((action) => action.id === "handOver")?.detail).toBe(copyText("vsCodeRunsItsOwn"));
+    const handed = serverActions(fs, { kind: "running" }, new Date(), "handedOver");
+    expect(handed.map((action) => action.id)).toContain("giveBack");
+    expect(handed.map((action) => action.id)).not.toContain("handOver");
+    expect(serverActions(fs, { kind: "running" }).map((action) => action.id)).not.toContain("handOver");
+  });
+
+  it("explains why VS Code's copy of an entry that needs the shared folders fails", () => {
+    expect(copyText("vsCodeCopyCannotStart")).toBe(
+      "VS Code's own copy cannot start: VS Code does not fill in ${hostBridge:sharedFolders}; hand it over",
+    );
+    expect(statusTooltip({ kind: "running" }, [fs], 1, new Date(), [], true, () => "vsCodeCopyCannotStart")).toContain(
+      "VS Code's own copy cannot start",
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
   copyStates,
   definitionIds,
   handOverNotice,
+  handedOverMessage,
   offeredToVsCode,
   runsServer,
   vsCodeCopies,
@@ -103,6 +104,21 @@ describe("the hand-over", () => {
     expect(copyStates(copies, handed).get("fs")).toBe("handedOver");
   });
 
+  it("says that VS Code's copy of an entry needing the shared folders cannot start, until it is handed over", () => {
+    const needs = vsCodeCopies(
+      [
+        server("fsv", {
+          source: "file:///home/me/acme/.vscode/mcp.json",
+          workspaceDefined: true,
+          passesSharedFolders: true,
+        }),
+      ],
+      folders,
+    );
+    expect(copyStates(needs, none).get("fsv")).toBe("vsCodeCopyCannotStart");
+    expect(copyStates(needs, { handedOver: [needs[0]?.key ?? ""], dismissed: [] }).get("fsv")).toBe("handedOver");
+  });
+
   it("notices a server once: not when handed over, not after “Not Now”", () => {
     expect(copiesToNotice(copies, none)).toEqual(copies);
     expect(copiesToNotice(copies, handed)).toEqual([]);
@@ -148,6 +164,23 @@ describe("the notice about VS Code's copies", () => {
     expect(notice).toContain("Hand it over: VS Code's copy is stopped");
     expect(notice).not.toContain("(MCP Host Bridge)”");
     expect(notice).not.toContain("cannot start");
+  });
+});
+
+describe("the message after a hand-over", () => {
+  it("says the copies are stopped, that VS Code may start them again, and where to keep it from that", () => {
+    const [fs, fsv] = vsCodeCopies(
+      [
+        server("fs", { source: "file:///home/me/acme/.vscode/mcp.json", workspaceDefined: true }),
+        server("fsv", { source: "file:///home/me/acme/.vscode/mcp.json", workspaceDefined: true }),
+      ],
+      folders,
+    );
+    const both = handedOverMessage([fs, fsv].filter((copy) => copy !== undefined));
+    expect(both).toMatch(/^MCP Host Bridge: handed over “fs” and “fsv”; VS Code's own copies are stopped\./);
+    expect(both).toContain("choose “Disable (Workspace)” for each under “MCP Servers - Installed”");
+    const one = handedOverMessage(fs === undefined ? [] : [fs]);
+    expect(one).toContain("VS Code's own copy is stopped. VS Code may start it again (its chat keeps its tools");
   });
 });
 
