@@ -196,6 +196,7 @@ test("one folder is shared in one step from the dialog, whose default shares not
   const dialog = await wb.waitForDialog(/MCP Host Bridge: share the folder “alpha” with the MCP server “files”\?/);
   expect(dialog).toContain("Share “alpha”: share it with this server until you change that.");
   expect(dialog).toContain("Share for This Session: share it until the host bridge or VS Code restarts.");
+  expect(dialog).toContain("Read Only…: share it read only");
   expect(dialog).toContain("Sandboxed: Linux Landlock confines it");
   await expect(wb.dialog.getByRole("button", { name: "Don't Share", exact: true })).toBeFocused();
   await expect(wb.dialog.getByRole("button", { name: "Choose Folders…", exact: true })).toHaveCount(0);
