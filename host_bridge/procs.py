@@ -53,3 +53,14 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this id exists (it may belong to another user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

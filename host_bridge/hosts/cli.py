@@ -312,7 +312,7 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "consent",
         help="list or change your saved decisions: which folders each MCP server may see, which servers you trust",
         description="Your saved decisions, per server as connect and the editor see it: where it is defined, its id "
-        "and its exact launch configuration (a changed command line is a new server, asked again). `list` shows a "
+        "and its exact launch configuration (a changed command line is a new server, asked again). 'list' shows a "
         "short handle for every saved decision and for every server a running editor sidecar runs; the other actions "
         "take a handle, the id of a server a running sidecar runs, or a description (--server, --config, the folders' "
         "own config files). A decision reaches every running sidecar within about a second.",

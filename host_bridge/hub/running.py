@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from host_bridge.consent import files
 from host_bridge.consent.identity import ServerIdentity
+from host_bridge.procs import alive
 from host_bridge.wire import WireModel
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ def running_sidecars(storage_dir: str | os.PathLike[str]) -> list[RunningSidecar
             sidecar = RunningSidecar.model_validate_json(entry.read_bytes())
         except (OSError, ValidationError, ValueError):
             continue
-        if _alive(sidecar.pid):
+        if alive(sidecar.pid):
             found.append(sidecar)
     return found
 
@@ -120,13 +121,3 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from host_bridge.system import IS_LINUX
+from host_bridge.sandbox.libc import LIBC as _LIBC
 
 INSTRUCTION_BYTES = 8
 """``struct sock_filter``: code (16 bits), jt, jf (8 bits each), k (32 bits)."""
@@ -24,16 +24,6 @@ class _Program(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
 
 
-def _load_libc() -> ctypes.CDLL | None:
-    if not IS_LINUX:
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
 
 
 def load(program: bytes) -> None:

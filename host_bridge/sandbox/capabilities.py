@@ -17,7 +17,7 @@ import ctypes
 import errno
 import os
 
-from host_bridge.system import IS_LINUX
+from host_bridge.sandbox.libc import LIBC as _LIBC
 
 CAP_CHOWN = 0
 CAP_DAC_OVERRIDE = 1
@@ -58,16 +58,6 @@ class _Data(ctypes.Structure):
     _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
 
 
-def _load_libc() -> ctypes.CDLL | None:
-    if not IS_LINUX:
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
 
 
 def kept(*, network: bool) -> frozenset[int]:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from host_bridge.sandbox.libc import LIBC as _LIBC
 from host_bridge.system import IS_LINUX
 
 ACCESS_FS_EXECUTE = 1 << 0
@@ -127,16 +128,6 @@ def _syscall_numbers() -> tuple[int, int, int]:
     return base, base + 1, base + 2
 
 
-def _load_libc() -> ctypes.CDLL | None:
-    if not IS_LINUX:
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
 _CREATE, _ADD_RULE, _RESTRICT = _syscall_numbers()
 
 

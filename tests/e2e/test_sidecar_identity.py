@@ -81,7 +81,7 @@ async def test_a_revoke_in_one_window_reaches_the_other_windows_server_within_tw
 
     async with another_sidecar() as window_b:
         await window_b.start_session([alpha, beta], settings, consent_ui=True)
-        await window_b.until(lambda: window_b.statuses and status_of(window_b, "fs")["state"] == "running")
+        await window_b.until(lambda: bool(window_b.statuses) and status_of(window_b, "fs")["state"] == "running")
         assert window_b.asks == [], "window B knows the decisions window A saved"
 
         result = await window_b.request(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from host_bridge.consent.identity import ServerIdentity
-from host_bridge.consent.schema import ConsentFile
+from host_bridge.consent.schema import FORMAT_VERSION, ConsentFile
 from host_bridge.consent.store import ConsentStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
@@ -201,7 +201,7 @@ def test_a_writer_killed_mid_stream_leaves_a_valid_file_with_every_acknowledged_
 
     saved = granted_paths(storage)
     assert acknowledged <= saved
-    assert json.loads((storage / "consent.json.bak").read_bytes())["version"] == 2
+    assert json.loads((storage / "consent.json.bak").read_bytes())["version"] == FORMAT_VERSION
     store = ConsentStore(storage)
     store.load()
     assert store.problem is None

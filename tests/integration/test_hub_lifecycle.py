@@ -220,7 +220,7 @@ async def test_a_server_spamming_roots_list_is_answered_from_the_registry_withou
         await h.recorder.wait_for(lambda: any("spam" in r for r in records(record)), poll=0.05)
         (summary,) = [r for r in records(record) if "spam" in r]
         assert summary["answered"] == 1000 and summary["failed"] == 0
-        assert h.policy.decisions_for(h.hub.connection("spam").config.fingerprint) == {}
+        assert h.policy.decisions_for(h.hub.connection("spam").config.identity) == {}
         assert h.hub.connection("spam").state.value == "running"
 
 

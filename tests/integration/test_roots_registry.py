@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from host_bridge.consent.identity import SETTINGS_SOURCE, ServerIdentity
 from host_bridge.roots import Access, AccessNotice, Root, RootsRegistry, check_access
 from host_bridge.uris import canonical_path, path_to_uri
 from host_bridge.workspace.models import Candidate
@@ -18,7 +19,8 @@ from host_bridge.workspace.models import Candidate
 pytestmark = pytest.mark.anyio
 
 SERVER_A, SERVER_B = "fs-a", "fs-b"
-FP_A, FP_B = "sha256:aaaa", "sha256:bbbb"
+FP_A = ServerIdentity(source=SETTINGS_SOURCE, server_id=SERVER_A, fingerprint="sha256:aaaa")
+FP_B = ServerIdentity(source=SETTINGS_SOURCE, server_id=SERVER_B, fingerprint="sha256:bbbb")
 WAIT = 10.0
 
 
@@ -26,16 +28,16 @@ class Grants:
     """A plain in-memory consent book with the registry's lookup interface."""
 
     def __init__(self) -> None:
-        self.allowed: set[tuple[str, str]] = set()
+        self.allowed: set[tuple[ServerIdentity, str]] = set()
 
-    def is_allowed(self, fingerprint: str, path: str) -> bool:
-        return (fingerprint, path) in self.allowed
+    def is_allowed(self, identity: ServerIdentity, path: str, /) -> bool:
+        return (identity, path) in self.allowed
 
-    def allow(self, fingerprint: str, folder: Path) -> None:
-        self.allowed.add((fingerprint, canonical_path(folder)))
+    def allow(self, identity: ServerIdentity, folder: Path) -> None:
+        self.allowed.add((identity, canonical_path(folder)))
 
-    def revoke(self, fingerprint: str, folder: Path) -> None:
-        self.allowed.discard((fingerprint, canonical_path(folder)))
+    def revoke(self, identity: ServerIdentity, folder: Path) -> None:
+        self.allowed.discard((identity, canonical_path(folder)))
 
 
 class Recorder:

@@ -66,7 +66,7 @@ def test_consent_allow_is_used_by_connect_which_says_it_applied_it(tmp_path: Pat
     connected = connect("--server", SERVER, "--storage-dir", str(storage), str(project))
 
     assert allowed.returncode == 0, allowed.stderr
-    assert f"{canonical_path(project)}: allowed for 'res' (user settings)" in allowed.stderr
+    assert f"{canonical_path(project)}: allowed (read and write) for 'res' (user settings)" in allowed.stderr
     assert connected.returncode == 0, connected.stderr
     assert f"[res] remembered: {canonical_path(project)} shared (you allowed it before)" in connected.stderr
     assert f"[res] shared folders: {canonical_path(project)} (project)" in connected.stderr
@@ -78,6 +78,7 @@ def test_consent_allow_read_only_is_saved_as_a_read_only_share_that_connect_name
     project = tmp_path / "project"
     project.mkdir()
     storage = tmp_path / "s"
+    make_known(storage)
 
     allowed = run("consent", "allow", "--read-only", "--server", SERVER, "--storage-dir", str(storage), str(project))
     connected = connect("--server", SERVER, "--storage-dir", str(storage), str(project))

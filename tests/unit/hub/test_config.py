@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from host_bridge.hub.config import SETTINGS_SOURCE, load_servers
+from host_bridge.consent.identity import SETTINGS_SOURCE
+from host_bridge.hub.config import load_servers
 from host_bridge.jsonc import JsoncError, loads_jsonc
 from host_bridge.uris import path_to_uri
 
