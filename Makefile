@@ -21,7 +21,7 @@ VSIX_LINUX := $(EXT)/dist/host-bridge-linux-x64-$(EXTVER).vsix
 VSIX_TARGETS := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
 PACKAGE := PYTHON=$(CURDIR)/$(BIN)/python $(EXT)/scripts/package.sh
 
-.PHONY: install tools run test lint typecheck unit bench clean protocol extension-js extension extensions-all extension-test e2e FORCE
+.PHONY: install tools run test lint typecheck unit bench compat compat-layouts compat-fast clean protocol extension-js extension extensions-all extension-test e2e FORCE
 
 # A .venv whose Python is older than $(MIN_PYTHON) (or gone) is rebuilt, with everything installed in it.
 VENV_STALE := $(shell [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' >/dev/null 2>&1 && echo yes)
@@ -81,6 +81,25 @@ $(EXTNPM): $(EXT)/package.json $(EXT)/package-lock.json
 
 install: $(STAMP) $(PEERS) $(EXTNPM)
 
+# Real MCP servers from npm and PyPI in the layouts users install them with (npm -g --prefix, a venv, pipx, uv tool,
+# and the runners pipx and uv themselves), pinned, for the sandbox compatibility tier (tests/compat); a minute or
+# two the first time, nothing afterwards. make test needs only the venv (compat-fast, seconds).
+COMPAT := tests/compat/.layouts/.uv-tool.done
+$(COMPAT): tests/compat/layouts.sh tests/compat/python-constraints.txt | $(STAMP)
+	rm -f tests/compat/.layouts/.*.done
+	tests/compat/layouts.sh tests/compat/.layouts "$$(readlink -f $(BIN)/python)"
+compat-layouts: $(COMPAT) $(PEERS)
+COMPAT_FAST := tests/compat/.layouts/.venv.done
+$(COMPAT_FAST): tests/compat/layouts.sh tests/compat/python-constraints.txt | $(STAMP)
+	rm -f $@
+	tests/compat/layouts.sh tests/compat/.layouts "$$(readlink -f $(BIN)/python)" venv
+compat-fast: $(COMPAT_FAST) $(PEERS)
+
+# The whole compatibility tier, timed: every layout, and the package runners' downloads into their private folders
+# (minutes on a cold machine, so not part of make test, which runs only the layouts of compat-fast).
+compat: install compat-layouts
+	time $(BIN)/pytest tests/compat -q -p no:randomly -m ""
+
 # Regenerate the TypeScript mirror of the pydantic protocol models.
 protocol: $(STAMP)
 	$(BIN)/python -m host_bridge.hosts.lsp.typescript --write $(EXT)/src/protocol.ts
@@ -136,7 +155,7 @@ typecheck: install
 unit: install
 	$(BIN)/pytest tests/unit
 
-test: install tools lint typecheck
+test: install tools lint typecheck compat-fast
 	$(BIN)/pytest
 	$(MAKE) extension-test
 

@@ -1,13 +1,18 @@
-"""Benchmark one truth across windows: how fast a revoke in one editor window reaches another window's server.
+"""Benchmark one truth across windows with the sandbox on: how fast a revoke reaches a server, and how fast the
+restart that enforces it is done.
 
 Two sidecars (``python -m host_bridge serve``, two editor windows) share one storage folder and run the same
-fixture server (``tests/servers/roots_recorder.py``) over the same two folders, both shared. Each round shares the
-second folder again, then window B denies it with ``hostBridge/setConsent``; the time measured runs until window
-A's server reports (on its stderr, forwarded to window A's log) that it fetched the reduced list, i.e. window A
-noticed the file change, re-computed the roots and sent ``notifications/roots/list_changed``, and the server asked
-again. The baseline is the same revoke sent to window A itself, measured in the same run.
+fixture server (``tests/servers/roots_recorder.py``) over the same two folders, both shared, under the default
+sandbox (Landlock). Each round shares the second folder again, then window B denies it with ``hostBridge/setConsent``.
+Two times are measured from the revoke, each until window A's server reports (on its stderr, forwarded to window A's
+log) that it fetched the reduced list:
 
-Prints the median of 10 cross-window revokes (target ≤ 1 s) and its ratio to the same-window revoke.
+* **list_changed**: the running server was told (``notifications/roots/list_changed``) and fetched its new roots,
+  before anything else: the revoke is felt at once (target ≤ 50 ms same-window);
+* **restart complete**: the server was restarted under the narrower sandbox (a Landlock ruleset cannot change) and
+  the new process fetched its roots (target ≤ 1 s same-window on an idle machine).
+
+The baseline is the same revoke sent to window A itself, measured in the same run. Prints medians of 10.
 
 Run: ``.venv/bin/python bench/consent.py [--repeat 10]``.
 """
@@ -59,7 +64,7 @@ class Window(LanguageClient):
         assert self._server is not None and self._server.stderr is not None
         stderr = self._server.stderr
         self._drain = asyncio.ensure_future(_drain(stderr))
-        args = [str(SERVERS / "roots_recorder.py"), "--pin", "2025-11-25", "--record", str(record)]
+        args = [str(SERVERS / "roots_recorder.py"), "--pin", "2025-11-25"]
         options = {
             "storageDir": str(storage),
             "servers": {"rec": {"type": "stdio", "command": sys.executable, "args": args}},
@@ -84,6 +89,10 @@ class Window(LanguageClient):
                 self.arrived.clear()
                 await self.arrived.wait()
 
+    def index_after(self, when: float) -> int:
+        """The index of the first log line that arrived after ``when``."""
+        return next((i for i, (at, _) in enumerate(self.lines) if at > when), len(self.lines))
+
     async def set_consent(self, uri: str, decision: str) -> None:
         params = {"server": "rec", "uri": uri, "decision": decision}
         await self.protocol.send_request_async("hostBridge/setConsent", params)
@@ -100,22 +109,26 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-async def revoke_times(window_a: Window, revoker: Window, uri: str, repeat: int) -> list[float]:
-    """Revoke the shared ``uri`` through ``revoker`` and time until window A's server has one folder; share it
-    again before the next round."""
-    times: list[float] = []
+async def revoke_times(window_a: Window, revoker: Window, uri: str, repeat: int) -> list[tuple[float, float]]:
+    """Revoke the shared ``uri`` through ``revoker``; time until window A's server has one folder (told), and until
+    the restarted server has it too (enforced); share it again before the next round."""
+    times: list[tuple[float, float]] = []
     for _ in range(repeat):
         mark = len(window_a.lines)
         start = time.perf_counter()
         await revoker.set_consent(uri, "deny")
-        times.append(await window_a.until_line("[rec] roots: 1", mark) - start)
+        told = await window_a.until_line("[rec] roots: 1", mark)
+        restarted = await window_a.until_line("[rec] roots: 1", window_a.index_after(told))
+        times.append((told - start, restarted - start))
         mark = len(window_a.lines)
         await revoker.set_consent(uri, "allow")
-        await window_a.until_line("[rec] roots: 2", mark)
+        # Told first (the old process fetches both), then restarted (the new one fetches both): wait for both.
+        first = await window_a.until_line("[rec] roots: 2", mark)
+        await window_a.until_line("[rec] roots: 2", window_a.index_after(first))
     return times
 
 
-async def run(repeat: int) -> tuple[list[float], list[float]]:
+async def run(repeat: int) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     with tempfile.TemporaryDirectory(prefix="hb-bench-consent-") as temp:
         work = Path(temp)
         folders = [work / "alpha", work / "beta"]
@@ -143,11 +156,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     cross, same = asyncio.run(run(args.repeat))
     median: Callable[[list[float]], float] = statistics.median
-    verdict = "ok" if median(cross) <= 1.0 else "MISSED"
-    print(
-        f"cross-window revoke → list_changed: {median(cross) * 1000:.1f} ms (median of {args.repeat}; "
-        f"same-window {median(same) * 1000:.1f} ms, ratio {median(cross) / median(same):.2f}; target ≤ 1 s) {verdict}"
-    )
+    for name, index, target in (("list_changed", 0, 0.05), ("restart complete", 1, 1.0)):
+        same_ms, cross_ms = median([t[index] for t in same]), median([t[index] for t in cross])
+        verdict = "ok" if same_ms <= target else "MISSED"
+        print(
+            f"revoke → {name} (sandbox on): same-window {same_ms * 1000:.1f} ms, cross-window {cross_ms * 1000:.1f} ms "
+            f"(median of {args.repeat}; ratio {cross_ms / same_ms:.2f}; target ≤ {target * 1000:g} ms) {verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ class Decision(StrEnum):
     """Share it read only until this sidecar exits; never written to disk."""
     DENY = "deny"
     """Do not share it, and do not ask again."""
-    READ_ONLY = "readOnly"
-    """Do not share it, but let the server's sandbox read it (a path the sandbox refused, allowed by the user)."""
+    LET_READ = "readOnly"
+    """Do not share it, but let the server's sandbox read it: a path (a package or runtime folder) the sandbox
+    refused, which the user let it read. Never a root; not to be confused with :attr:`ALLOW_READ_ONLY`, a folder
+    shared read only. (The stored value keeps its first name, ``readOnly``.)"""
 
 
 SHARING = frozenset(
@@ -219,7 +221,7 @@ class ConsentPolicy:
 
     def read_only_paths(self, identity: ServerIdentity) -> list[str]:
         """Paths the user let ``identity``'s sandbox read after a refusal, sorted."""
-        return sorted(path for path, d in self.decisions_for(identity).items() if d is Decision.READ_ONLY)
+        return sorted(path for path, d in self.decisions_for(identity).items() if d is Decision.LET_READ)
 
     def trusted(self, identity: ServerIdentity) -> bool | None:
         """Whether the user trusts the workspace-defined ``identity``; ``None`` if never asked (or blocked)."""

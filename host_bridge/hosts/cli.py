@@ -334,6 +334,10 @@ def _consent_arguments(commands: argparse._SubParsersAction[argparse.ArgumentPar
         ("allow", "share these folders with the servers from now on"),
         ("deny", "never share these folders with the servers, and do not ask again"),
         ("forget", "remove the saved decisions about these folders, so you are asked again (also in running editors)"),
+        (
+            "let-read",
+            "not sharing: let the servers' sandbox read these paths it refused at start (package or runtime folders)",
+        ),
         ("trust", "trust these workspace-defined servers: a running editor starts them"),
         ("untrust", "do not trust these workspace-defined servers: a running editor stops them"),
     ):

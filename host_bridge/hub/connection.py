@@ -33,6 +33,7 @@ from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, Ser
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports.base import Streams, Transport
 from host_bridge.roots import Root, VisibleThrough
+from host_bridge.sandbox.diagnosis import StartDiagnosis
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.uris import UriError, parse_file_uri
 
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 """Every protocol revision the SDK (and so host_bridge) can speak."""
+REFUSALS_PER_MINUTE = 5
+"""Refusals reported per server in a minute (a server writes its own stderr: it cannot raise a flood of questions)."""
 
 
 class ConnectionEvents(Protocol):
@@ -132,8 +135,20 @@ class ServerConnection:
         self._malformed: deque[float] = deque()
         self._fetched_since_notify = False
         """The server asked for roots since the last ``list_changed`` (only then is another one sent)."""
+        self._refetched = anyio.Event()
+        """Set when it asks for roots after a ``list_changed``."""
+        self._ran = False
+        """The current start reached running."""
+        self._refusal_times: deque[float] = deque()
+        """When refusals were last reported (at most :data:`REFUSALS_PER_MINUTE` a minute)."""
         self._answered: tuple[Root, ...] | None = None
         """What the last ``roots/list`` answer contained."""
+
+    @property
+    def start_failure(self) -> StartDiagnosis | None:
+        """Why its last start may have failed because of its sandbox, and what the user can do (until it runs)."""
+        sandbox = self.transport.sandbox()
+        return sandbox.start_failure if sandbox is not None else None
 
     @property
     def id(self) -> str:
@@ -212,16 +227,34 @@ class ServerConnection:
             self._lose(f"the server lost the session ({error.message}); reconnecting")
 
     async def roots_changed(self, roots: Sequence[Root]) -> None:
-        """Tell the server its roots changed (or restart it when they shrank to nothing).
+        """Follow a change of its shared folders: tell it, restart it, or start it.
 
-        Servers that keep their last list when told the new one is empty would go on seeing folders the user
-        revoked, so a shrink to empty restarts the server instead.
+        A server waiting for folders starts once it has one; a failed server that host_bridge starts is started again
+        (consent may be what it lacked). One whose command line or sandbox holds its folders is restarted (a Landlock
+        ruleset cannot change), after it was told with ``roots/list_changed`` when it asks for roots, and given a
+        moment to ask: a revoke is felt at once, and enforced by the restart. Servers that keep their last list when
+        told the new one is empty would go on seeing folders the user revoked, so a shrink to empty restarts the
+        server instead.
         """
+        folders = _root_paths(roots)
+        if self.state is ServerState.AWAITING_FOLDERS:
+            if folders:
+                logger.info("[%s] a folder is shared with it now; starting it", self.id)
+                self.restart()
+            return
+        if self.state is ServerState.FAILED and self.transport.launch is not None:
+            if tuple(sorted(folders)) != self.transport.launch.folders:
+                logger.info("[%s] its shared folders changed; starting it again after its failure", self.id)
+                self.restart()
+            return
         live = self.state in (ServerState.STARTING, ServerState.RESTARTING, ServerState.RUNNING)
-        if live and self.transport.needs_restart(_root_paths(roots)):
+        if live and self.transport.needs_restart(folders):
             logger.info(
                 "[%s] its shared folders changed; restarting it (its command line or sandbox holds them)", self.id
             )
+            if self.state is ServerState.RUNNING and await self._notify_roots_changed():
+                with anyio.move_on_after(self.settings.refetch_grace):
+                    await self._refetched.wait()
             self.restart()
             return
         if self.state is not ServerState.RUNNING or self._client is None:
@@ -230,26 +263,47 @@ class ServerConnection:
             logger.info("[%s] every shared folder was withdrawn; restarting it so it forgets them", self.id)
             self.restart()
             return
-        if self._fetched_since_notify and self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            self._fetched_since_notify = False
-            with warnings.catch_warnings():
-                # Roots are deprecated in 2026-07-28 but remain the way to share folders; the warning fires
-                # when the coroutine is created, so only that call is covered.
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                sending = self._client.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
-            try:
-                await sending
-            except Exception as error:
-                logger.warning("[%s] could not send roots/list_changed: %s", self.id, error)
+        await self._notify_roots_changed()
+
+    async def _notify_roots_changed(self) -> bool:
+        """Send ``roots/list_changed`` if it asked for roots since the last one (handshake era); whether it was sent."""
+        client = self._client
+        if client is None or not self._fetched_since_notify or self.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False
+        self._fetched_since_notify = False
+        self._refetched = anyio.Event()
+        with warnings.catch_warnings():
+            # Roots are deprecated in 2026-07-28 but remain the way to share folders; the warning fires
+            # when the coroutine is created, so only that call is covered.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            sending = client.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+        try:
+            await sending
+        except Exception as error:
+            logger.warning("[%s] could not send roots/list_changed: %s", self.id, error)
+            return False
+        return True
+
+    def _needs_folders(self) -> bool:
+        """Its launch needs shared folders (``${hostBridge:sharedFolders}``) and none is shared now."""
+        return self.config.uses_shared_folders and not _root_paths(self._roots())
 
     async def run(self) -> None:
         """Connect, stay connected, restart on crashes; returns after :meth:`stop`."""
         while not self._stop_requested:
             self._restart_requested = False
+            if self._needs_folders():
+                # Started without a folder it would exit or serve nothing; it starts once one is shared.
+                self._crashes.clear()
+                self.last_error = None
+                self._set_state(ServerState.AWAITING_FOLDERS)
+                await self._wait_for_request()
+                continue
             self._set_state(ServerState.STARTING if not self._crashes else ServerState.RESTARTING)
             try:
                 await self._connect_once()
             except _PermanentFailure as failure:
+                self._start_ended(str(failure))
                 self._fail(str(failure))
                 await self._wait_for_request()
                 continue
@@ -258,6 +312,7 @@ class ServerConnection:
                     break
                 if self._restart_requested:
                     continue
+                self._start_ended(str(crash))
                 if self._record_crash(str(crash)):
                     await self._wait_for_request()
                     continue
@@ -293,8 +348,20 @@ class ServerConnection:
         self._events.launched(self, launch)
 
     def sandbox_refused(self, refusal: Refusal) -> None:
-        """Pass on a path the sandbox refused it."""
+        """Pass on a path the sandbox refused it, at most :data:`REFUSALS_PER_MINUTE` a minute."""
+        now = time.monotonic()
+        while self._refusal_times and now - self._refusal_times[0] > 60.0:
+            self._refusal_times.popleft()
+        if len(self._refusal_times) >= REFUSALS_PER_MINUTE:
+            logger.info("[%s] the sandbox refused it %s (not asked about: too many refusals)", self.id, refusal.path)
+            return
+        self._refusal_times.append(now)
         self._events.sandbox_refused(self, refusal)
+
+    def _start_ended(self, reason: str) -> None:
+        """A start failed before it ran: let the transport explain it (its sandbox may be the cause)."""
+        if not self._ran:
+            self.transport.start_failed(reason, self.exit_status if self.process_started else None)
 
     # Internals.
 
@@ -304,6 +371,7 @@ class ServerConnection:
         self._answered = None
         self._fetched_since_notify = False
         self.process_started = False
+        self._ran = False
         self.starts += 1
         try:
             await self._session(self.transport.open(_root_paths(self._roots()), self))
@@ -335,6 +403,8 @@ class ServerConnection:
                 self.protocol_version = client.protocol_version
                 self.server_info = client.server_info
                 self.capabilities = client.server_capabilities
+                self._ran = True
+                self.transport.start_ran()
                 self._set_state(ServerState.RUNNING)
                 async with anyio.create_task_group() as helpers:
                     helpers.start_soon(self._serve_connected, client)
@@ -361,6 +431,7 @@ class ServerConnection:
         reach_before = self._reach()
         self.roots_asked_at = datetime.now(UTC)
         self._fetched_since_notify = True
+        self._refetched.set()
         self._answered = roots
         self._events.roots_answered(self, roots)
         if self._reach() != reach_before:

@@ -26,7 +26,7 @@ from host_bridge.hub.audit import AuditLog
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.errors import UnknownServerError
-from host_bridge.hub.launch import Launch
+from host_bridge.hub.launch import Launch, SandboxSetting
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.hub.resources.broker import ResourceBroker
 from host_bridge.hub.resources.models import ResourceSettings
@@ -196,13 +196,16 @@ class Hub:
                 connection = self._connections[server_id] = self._new_connection(connection.config)
             self._hold_untrusted(connection)
 
-    def restart(self, server_id: str) -> None:
+    def restart(self, server_id: str, *, sandbox: SandboxSetting | None = None) -> None:
         """Restart a server now (also one that gave up after repeated crashes).
 
         A workspace-defined server the user has not trusted (or refused to trust) goes back to waiting for trust:
-        asking to start it is asking to be asked again.
+        asking to start it is asking to be asked again. ``sandbox`` is the user's own choice for this session (``off``
+        when they turned the sandbox off after a refused start); it holds until the sidecar exits.
         """
         connection = self.connection(server_id)
+        if sandbox is not None:
+            connection.transport.choose_sandbox(sandbox)
         if connection.state in (ServerState.STOPPED, ServerState.AWAITING_TRUST):
             if self._needs_trust(connection):
                 if connection.state is not ServerState.AWAITING_TRUST:

@@ -29,6 +29,7 @@ from host_bridge.hub.models import SandboxState
 from host_bridge.procs import die_with_parent
 from host_bridge.sandbox.apply import sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, make_private_tmp, policy_for_launch
+from host_bridge.sandbox.runners import runner_folder
 from host_bridge.sandbox.support import mechanism_for, supported
 
 SandboxSetting = Literal["enforce", "off"]
@@ -54,8 +55,11 @@ def unix_sockets_allowed(config: ServerConfig) -> bool:
 def expand_shared_folders(
     args: Sequence[str], env: Mapping[str, str], cwd: str | None, folders: Sequence[str]
 ) -> tuple[list[str], dict[str, str], str | None]:
-    """``args``, ``env`` and ``cwd`` with ``${hostBridge:sharedFolders}`` replaced by ``folders`` (see the module)."""
-    joined = os.pathsep.join(folders)
+    """``args``, ``env`` and ``cwd`` with ``${hostBridge:sharedFolders}`` replaced by ``folders`` (see the module).
+
+    A folder whose name holds the path separator (``evil:/etc``) is left out of the joined form, where it would
+    read as two folders (:func:`unjoinable` says which, in a sentence); it is passed as its own argument."""
+    joined = os.pathsep.join(folder for folder in folders if os.pathsep not in folder)
     expanded: list[str] = []
     for arg in args:
         if arg == SHARED_FOLDERS:
@@ -68,6 +72,24 @@ def expand_shared_folders(
     elif cwd is not None:
         cwd = cwd.replace(SHARED_FOLDERS, joined)
     return expanded, environment, cwd
+
+
+def unjoinable(config: ServerConfig, folders: Sequence[str]) -> str | None:
+    """The sentence saying which shared folders are left out of the joined form of ``${hostBridge:sharedFolders}``
+    (their names hold the path separator), or ``None`` when the entry uses no joined form or no folder is left out."""
+    joined_use = [arg for arg in config.args if SHARED_FOLDERS in arg and arg != SHARED_FOLDERS]
+    joined_use += [value for value in config.env.values() if SHARED_FOLDERS in value]
+    if config.cwd is not None and SHARED_FOLDERS in config.cwd and config.cwd != SHARED_FOLDERS:
+        joined_use.append(config.cwd)
+    left_out = [folder for folder in folders if os.pathsep in folder]
+    if not joined_use or not left_out:
+        return None
+    names = ", ".join(repr(folder) for folder in left_out)
+    return (
+        f"{names} {'is' if len(left_out) == 1 else 'are'} left out of the {os.pathsep!r}-joined list of shared "
+        f"folders its entry passes: the name holds {os.pathsep!r}, so it would read as two folders. Rename the "
+        "folder, or pass ${hostBridge:sharedFolders} as an argument of its own (one folder per argument)."
+    )
 
 
 @dataclass
@@ -108,22 +130,30 @@ def plan_launch(
     folders: Sequence[str],
     *,
     sandbox_default: SandboxSetting,
+    sandbox_override: SandboxSetting | None = None,
     home: str | None = None,
     allowed_read: Sequence[str] = (),
     workspace_folders: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    runtime_limit: Sequence[str] | None = None,
     read_only: Sequence[str] = (),
     network_default: NetworkSetting = "on",
 ) -> Launch:
     """The start of the stdio server ``config`` with ``folders`` shared with it now (those also in ``read_only``
-    read only); ``workspace_folders`` (the candidate folders) are only used to warn when its runtime grants would
-    expose one of them. ``network_default`` is the user's network setting (see :func:`network_allowed`)."""
+    read only).
+
+    ``workspace_folders`` (the candidate folders) are used to warn when its runtime grants would expose one of them,
+    and bound where its package roots are looked for. ``runtime_limit`` are the runtime paths of its first start
+    (:meth:`SandboxPolicy.runtime_paths`): a later start gets no runtime path beyond them without the user.
+    ``network_default`` is the user's network setting (see :func:`network_allowed`).
+    """
     assert config.command is not None
     shared = tuple(sorted(folders))
     read_only_shared = tuple(folder for folder in shared if folder in set(read_only))
-    base_env = {**(os.environ if environ is None else environ), **config.env}
+    user_env = os.environ if environ is None else environ
+    base_env = {**user_env, **config.env}
     args, env, cwd = expand_shared_folders(config.args, base_env, config.cwd, shared)
-    setting = config.sandbox or sandbox_default
+    setting = sandbox_override or config.sandbox or sandbox_default
     home_dir = home if home is not None else os.path.expanduser("~")
     private_tmp = make_private_tmp(config.id) if setting == "enforce" else None
     policy = policy_for_launch(
@@ -140,7 +170,14 @@ def plan_launch(
         enforce=setting == "enforce",
         allowed_read=allowed_read,
         workspace_folders=workspace_folders,
+        runner_home=runner_folder(config.id, config.identity.key, home_dir, user_env),
+        entry_env=config.env,
+        user_env=user_env,
+        runtime_limit=runtime_limit,
     )
+    left_out = unjoinable(config, shared)
+    if left_out is not None:
+        policy = policy.model_copy(update={"warnings": (*policy.warnings, left_out)})
     sandboxed = sandboxed_launch(policy, config.command, args, env, then=die_with_parent)
     return Launch(
         command=sandboxed.command,

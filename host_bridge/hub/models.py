@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from host_bridge.roots import VisibleThrough
 from host_bridge.sandbox.confinement import Channel
+from host_bridge.sandbox.diagnosis import StartDiagnosis
 from host_bridge.wire import WireModel
 
 
@@ -80,6 +81,8 @@ class ServerState(StrEnum):
     """Where a server is in its life (docs/protocol.md ``ServerStatus.state``)."""
 
     AWAITING_TRUST = "awaitingTrust"
+    AWAITING_FOLDERS = "awaitingFolders"
+    """Its launch needs shared folders (``${hostBridge:sharedFolders}``) and none is shared: it starts once one is."""
     STARTING = "starting"
     RUNNING = "running"
     RESTARTING = "restarting"
@@ -136,6 +139,9 @@ class SandboxState(WireModel):
     """Shared folders it may only read (canonical paths)."""
     channels: tuple[Channel, ...] = ()
     """What this machine's kernel refuses it besides files, channel by channel (Linux), and what it cannot."""
+    start_failure: StartDiagnosis | None = None
+    """Set when its last start failed while the sandbox confined it: that the sandbox may be the cause, the paths it
+    was refused where they can be known, and the actions offered (cleared once it runs)."""
 
 
 class ServerStatus(ServerRef):

@@ -43,6 +43,9 @@ class ConnectionSettings:
     """Stderr lines kept per server."""
     sandbox: SandboxSetting = "enforce"
     """The sandbox of stdio servers whose config does not say (``enforce`` where the OS supports it, or ``off``)."""
+    refetch_grace: float = 0.5
+    """Seconds a server whose folders changed is given to fetch its new roots after ``list_changed``, before the
+    restart that enforces the change (only a server that asks for roots is waited for)."""
     network: NetworkSetting = "on"
     """The network of sandboxed stdio servers whose config does not say; a workspace file cannot turn it on."""
 

@@ -15,6 +15,11 @@ Recognised (``EACCES``/``EPERM``, and ``EXDEV``, which Landlock returns for a re
 * Rust (uv and others): ``failed to open file `/p`: Permission denied (os error 13)``.
 * C tools and shells: ``cat: /p: Permission denied``, ``sh: 1: cannot create /p: Permission denied``,
   ``ls: cannot open directory '/p': Permission denied``.
+* Modules not found: Node reports a module it may not read as missing (``Error [ERR_MODULE_NOT_FOUND]: Cannot find
+  module '/p'``, ``Cannot find package '/p'``, ``url: 'file:///p'``): the path counts when it exists.
+
+A server writes its own stderr, so what it says is only a claim: a path counts when it exists, lies outside the
+policy, and is not ``/``, the home folder or an ancestor of it (nothing a question may offer whole).
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ import ast
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from host_bridge.sandbox.grants import is_home_or_above
 from host_bridge.sandbox.policy import SandboxPolicy
 from host_bridge.wire import WireModel
 
@@ -40,6 +48,8 @@ _TRAILING = re.compile(
     re.IGNORECASE,
 )
 _GO_TWO_PATHS = re.compile(r"\b(?P<op>rename|link|symlink) (?P<path>/\S+) (?P<path2>/\S+): ", re.IGNORECASE)
+_NODE_NOT_FOUND = re.compile(r"Cannot find (?:module|package) '(?P<path>/[^']+)'")
+_NODE_URL = re.compile(r"\burl: '(?P<url>file://[^']+)'")
 
 
 _PSEUDO = ("/proc", "/sys", "/dev")
@@ -58,17 +68,11 @@ class Refusal(WireModel):
     """The server exited with a failure after it (the exit status was given and not 0)."""
 
 
-def find_refusals(lines: Iterable[str], policy: SandboxPolicy, exit_status: int | None = None) -> list[Refusal]:
-    """The refusals in a server's stderr ``lines`` whose path ``policy`` does not grant, each path once, in order.
-
-    A policy that is not enforced refuses nothing (a permission error there is the file system's own). With
-    ``exit_status`` (the server's, once it exited) each refusal says whether the server failed after it.
-    """
-    if not policy.enforced:
-        return []
-    fatal = exit_status is not None and exit_status != 0
+def claimed_paths(lines: Iterable[str]) -> list[tuple[str, str]]:
+    """Every absolute path ``lines`` say was refused or not found, normalised, with its line; each once, in order
+    (what the server *claims*: :func:`find_refusals` keeps the real refusals among them)."""
     seen: set[str] = set()
-    found: list[Refusal] = []
+    found: list[tuple[str, str]] = []
     npm_code = False
     for raw in lines:
         line = raw.rstrip("\r\n")
@@ -80,17 +84,46 @@ def find_refusals(lines: Iterable[str], policy: SandboxPolicy, exit_status: int 
             npm_code = False
         for path in paths:
             normal = os.path.normpath(path)
-            if normal in seen or not os.path.isabs(normal) or _pseudo(normal) or policy.allows(normal):
-                continue
-            seen.add(normal)
-            folder = normal if os.path.isdir(normal) else os.path.dirname(normal)
-            found.append(Refusal(path=normal, folder=folder, line=line, fatal=fatal))
+            if normal not in seen and os.path.isabs(normal):
+                seen.add(normal)
+                found.append((normal, line))
     return found
 
 
-def refused_paths(lines: Iterable[str], policy: SandboxPolicy, exit_status: int | None = None) -> list[str]:
+def outside(path: str, policy: SandboxPolicy, home: Path) -> bool:
+    """``path`` exists, lies outside ``policy``, and is something a question may name: not in ``/proc``, ``/sys``
+    or ``/dev``, not ``/``, the home folder or an ancestor of it."""
+    if _pseudo(path) or policy.allows(path) or not os.path.lexists(path):
+        return False
+    return not is_home_or_above(Path(path), home)
+
+
+def find_refusals(
+    lines: Iterable[str], policy: SandboxPolicy, exit_status: int | None = None, *, home: str | None = None
+) -> list[Refusal]:
+    """The refusals in a server's stderr ``lines`` whose path ``policy`` does not grant, each path once, in order.
+
+    A policy that is not enforced refuses nothing (a permission error there is the file system's own). With
+    ``exit_status`` (the server's, once it exited) each refusal says whether the server failed after it. Only
+    existing paths count, never ``/``, ``home`` (default: the user's) or an ancestor of it.
+    """
+    if not policy.enforced:
+        return []
+    home_path = Path(home if home is not None else os.path.expanduser("~"))
+    fatal = exit_status is not None and exit_status != 0
+    found: list[Refusal] = []
+    for path, line in claimed_paths(lines):
+        if outside(path, policy, home_path):
+            folder = path if os.path.isdir(path) else os.path.dirname(path)
+            found.append(Refusal(path=path, folder=folder, line=line, fatal=fatal))
+    return found
+
+
+def refused_paths(
+    lines: Iterable[str], policy: SandboxPolicy, exit_status: int | None = None, *, home: str | None = None
+) -> list[str]:
     """The paths outside ``policy`` that a server's stderr ``lines`` say were refused (see :func:`find_refusals`)."""
-    return [refusal.path for refusal in find_refusals(lines, policy, exit_status)]
+    return [refusal.path for refusal in find_refusals(lines, policy, exit_status, home=home)]
 
 
 def _paths_in(line: str) -> list[str]:
@@ -101,6 +134,11 @@ def _paths_in(line: str) -> list[str]:
         paths += [_unquote(p) for p in (match["path"], match["path2"]) if p]
     for match in _RUST.finditer(line):
         paths.append(match["path"])
+    paths += [match["path"] for match in _NODE_NOT_FOUND.finditer(line)]
+    for match in _NODE_URL.finditer(line):
+        url = urlsplit(match["url"])
+        if url.netloc in ("", "localhost"):
+            paths.append(unquote(url.path))
     if not paths:
         two = _GO_TWO_PATHS.search(line)
         if two is not None and re.search(r"permission denied|operation not permitted", line, re.IGNORECASE):

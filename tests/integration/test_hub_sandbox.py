@@ -138,26 +138,28 @@ async def test_a_folder_shared_during_the_handshake_restarts_the_server_before_i
     # fixed when it was spawned, so an answer that comes during the handshake restarts it. The process started
     # without the folder must never be reported running (a listing then failed, and the status said it shared a
     # folder that process was never given).
-    webapp, gate = world["webapp"], tmp_path / "gate"
+    webapp, billing, gate = world["webapp"], world["billing"], tmp_path / "gate"
     entry = python_server("sandbox_probe", "--hold-until", str(gate), "${hostBridge:sharedFolders}")
     entry["sandbox"] = "off"
-    async with running_hub(
-        tmp_path / "storage", configs({"probe": entry}), [folder_candidate(webapp)], connection_settings=QUICK
-    ) as h:
-        # Spawned (nothing is said then, so it is polled for) and held in its handshake.
+    candidates = [folder_candidate(webapp), folder_candidate(billing)]
+    async with running_hub(tmp_path / "storage", configs({"probe": entry}), candidates, connection_settings=QUICK) as h:
+        # Its command line needs a folder: it waits for one, then is spawned with it and held in its handshake
+        # (nothing is said then, so it is polled for).
+        h.allow("probe", billing)
         await h.recorder.wait_for(lambda: h.hub.connection("probe").launch is not None, poll=0.05)
         h.allow("probe", webapp)
         gate.touch()
+        both = tuple(sorted([str(webapp), str(billing)]))
         await h.recorder.wait_for(
             lambda: (
                 (launch := h.hub.connection("probe").launch) is not None
-                and launch.folders == (str(webapp),)
+                and launch.folders == both
                 and h.state("probe") == "running"
             )
         )
         states = [s.state for s in h.recorder.statuses if s.id == "probe"]
         assert states.count(ServerState.RUNNING) == 1, [s.value for s in states]
-        assert (await call(h, "probe", "started_with"))["argv"] == ["--hold-until", str(gate), str(webapp)]
+        assert (await call(h, "probe", "started_with"))["argv"] == ["--hold-until", str(gate), *both]
 
 
 async def test_shared_folders_in_the_command_line_are_exactly_the_allowed_folders_and_follow_every_change(
@@ -184,9 +186,9 @@ async def test_shared_folders_in_the_command_line_are_exactly_the_allowed_folder
         )
 
     async with running_hub(tmp_path / "storage", servers, candidates, connection_settings=QUICK) as h:
-        await h.wait_running("probe")
-        nothing = await started()
-        assert nothing["argv"] == [] and nothing["sharedFolders"] == ""
+        # Its command line needs a folder: it waits for one rather than starting with none.
+        await h.recorder.wait_for(lambda: h.state("probe") == ServerState.AWAITING_FOLDERS.value)
+        assert h.hub.connection("probe").launch is None
 
         h.allow("probe", billing)
         await wait_for_folders(billing)

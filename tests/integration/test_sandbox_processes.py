@@ -310,10 +310,11 @@ def npm_package(folder: Path, script: str) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
-def test_npx_installs_and_runs_a_package_in_a_fresh_home_under_the_default_policy(
+@pytest.mark.requirement("I5")
+def test_npx_installs_and_runs_a_package_in_its_private_cache_and_never_writes_the_users_npm_cache(
     layout: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # npm's own default cache (in the home), not one this machine's environment may name.
+    # npm's own default cache (in the home) is what must stay untouched, not one this machine's environment names.
     for name in [n for n in os.environ if n.lower() == "npm_config_cache"]:
         monkeypatch.delenv(name)
     script = (
@@ -333,6 +334,6 @@ def test_npx_installs_and_runs_a_package_in_a_fresh_home_under_the_default_polic
 
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout.splitlines()[-1])
-    assert Path(outcome["ran"]).is_relative_to(layout.home / ".npm" / "_npx")
+    assert Path(outcome["ran"]).is_relative_to(layout.tmp / "runner" / "npm" / "_npx"), "its own private cache"
     assert outcome["ssh"] == "EACCES"
-    assert sorted(p.name for p in (layout.home / ".npm").iterdir()) == ["_cacache", "_logs", "_npx"]
+    assert not (layout.home / ".npm").exists(), "the user's npm cache, which npx later runs unconfined, is untouched"

@@ -21,10 +21,12 @@ to or send to), ``fastopen`` (``host:port`` reached with ``sendto(MSG_FASTOPEN)`
 ``shm`` (names to create in ``/dev/shm``).
 
 With ``--hold-until PATH`` it answers nothing, not even ``initialize``, until ``PATH`` exists (a server slow to
-start).
+start). With ``--require-folder`` it exits with status 2 at once when no FOLDER is given, as servers that take
+their folders on the command line do (server-filesystem, mcp-server-git's ``--repository``); each FOLDER must then
+be a directory it can list, else it exits with status 1 naming it.
 
 Usage: ``python tests/servers/sandbox_probe.py [--startup-read PATH]… [--startup-write PATH]… [--hold-until PATH]
-[FOLDER…]``.
+[--require-folder] [FOLDER…]``.
 """
 
 from __future__ import annotations
@@ -190,8 +192,15 @@ def main() -> None:
     parser.add_argument(
         "--hold-until", metavar="PATH", help="answer nothing (not even initialize) until PATH exists: a slow start"
     )
+    parser.add_argument("--require-folder", action="store_true", help="exit at once without a FOLDER it can list")
     parser.add_argument("folders", nargs="*", metavar="FOLDER", help="folders it was given (reported by started_with)")
     options = parser.parse_args()
+    if options.require_folder:
+        if not options.folders:
+            print("usage: sandbox_probe.py --require-folder FOLDER... (no folder was given)", file=sys.stderr)
+            sys.exit(2)
+        for folder in options.folders:
+            os.listdir(folder)
     for path in options.startup_read:
         attempt("read", path)
     for path in options.startup_write:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import sys
 import tokenize
@@ -223,9 +224,13 @@ def _blocks(lines: Sequence[str]) -> Iterator[tuple[str | None, list[str]]]:
 
 
 def _files(root: Path, suffix: str) -> Iterator[Path]:
-    for path in sorted(root.rglob(f"*{suffix}")):
-        if not SKIPPED_DIRS.intersection(path.relative_to(root).parts):
-            yield path
+    """The files under ``root`` ending in ``suffix``, sorted, never looking into :data:`SKIPPED_DIRS` or a hidden
+    folder (``tests/compat/.layouts`` holds whole installed packages)."""
+    found: list[Path] = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in SKIPPED_DIRS and not name.startswith(".")]
+        found.extend(Path(folder, name) for name in files if name.endswith(suffix))
+    yield from sorted(found)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -235,6 +235,16 @@ export interface RootDecision {
   decision: "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly" | "deny";
 }
 
+/** Something the user can do about a refused start. */
+export interface SandboxAction {
+  /** `letRead`: let its sandbox read `path` without sharing it (a package folder; never a root); `share`: share the workspace folder `path` with it; `sandboxOff`: restart it without its sandbox, for this session. */
+  kind: "letRead" | "share" | "sandboxOff";
+  /** The button's words: `Let it read <folder>`, `Share <folder>`, or `SANDBOX_OFF`. */
+  title: string;
+  /** The folder the action is about (absent for `sandboxOff`). */
+  path?: string;
+}
+
 /** The OS sandbox a stdio server runs in. */
 export interface SandboxState {
   /** What its config (or the user's default) asks for. */
@@ -257,6 +267,8 @@ export interface SandboxState {
   readOnly: string[];
   /** What this machine's kernel refuses it besides files, channel by channel (Linux), and what it cannot. */
   channels: Channel[];
+  /** Set when its last start failed while the sandbox confined it: that the sandbox may be the cause, the paths it was refused where they can be known, and the actions offered (cleared once it runs). */
+  startFailure?: StartDiagnosis;
 }
 
 /** `hostBridge/resourcesChanged` params. */
@@ -310,7 +322,7 @@ export interface ServerRef {
 }
 
 /** Where a server is in its life (docs/protocol.md `ServerStatus.state`). */
-export type ServerState = "awaitingTrust" | "starting" | "running" | "restarting" | "stopped" | "failed";
+export type ServerState = "awaitingTrust" | "awaitingFolders" | "starting" | "running" | "restarting" | "stopped" | "failed";
 
 /** A server as the editor sees it (docs/protocol.md `ServerStatus`). */
 export interface ServerStatus extends ServerRef {
@@ -364,6 +376,16 @@ export interface SharedRoot {
   uri: string;
   /** Name shown to the server. */
   name?: string;
+}
+
+/** A sandboxed server failed during start-up: that the sandbox may be the cause, what it refused, what to do. */
+export interface StartDiagnosis {
+  /** One sentence for status, the notification and the terminal. */
+  sentence: string;
+  /** The paths it was refused (existing, outside its policy), where they can be known. */
+  refused: string[];
+  /** What the user can do, in the order offered. */
+  actions: SandboxAction[];
 }
 
 /** `hostBridge/status` params (none). */

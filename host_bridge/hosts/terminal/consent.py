@@ -1,4 +1,4 @@
-"""``host-bridge consent list|allow|deny|forget|trust|untrust``: the saved decisions, read and changed from a terminal.
+"""``host-bridge consent list|allow|deny|forget|let-read|trust|untrust``: saved decisions, read and changed here.
 
 The same store ``connect`` and the editor sidecars use, with the same identities: a decision belongs to a server as
 defined (where, its id, its launch configuration). ``list`` shows every saved decision and every server a running
@@ -13,7 +13,10 @@ sidecar runs, each with a short stable handle. The other actions address what ``
   uses.
 
 A decision reaches every running sidecar within about a second (they watch the store): ``allow`` shares the folder
-with the running server, ``forget`` makes it ask again, ``trust`` starts a workspace-defined server waiting for it.
+with the running server (``--read-only``: read only), ``forget`` makes it ask again, ``trust`` starts a
+workspace-defined server waiting for it. ``let-read`` shares nothing: it lets a server's sandbox read a path it was
+refused at start (a package or runtime folder), which is never offered to it as a root; a failed server starts again
+with it.
 
 Exit codes: 0 done; 1 the store cannot be read or changed; 2 a usage error (nothing is changed).
 """
@@ -59,10 +62,16 @@ _SHOWN = {
     "allowSession": "allow this session",
     "allowSessionReadOnly": "allow read only this session",
     "deny": "deny",
-    "readOnly": "may read (after a refusal)",
+    "readOnly": "let its sandbox read (not shared)",
 }
-_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY}
-FOLDER_ACTIONS = ("allow", "deny", "forget")
+_DECISIONS = {"allow": Decision.ALLOW, "deny": Decision.DENY, "let-read": Decision.LET_READ}
+_DONE = {
+    Decision.ALLOW: "allowed (read and write)",
+    Decision.ALLOW_READ_ONLY: "allowed read only",
+    Decision.DENY: "denied",
+    Decision.LET_READ: "readable by its sandbox, not shared (a path it was refused)",
+}
+FOLDER_ACTIONS = ("allow", "deny", "forget", "let-read")
 TRUST_ACTIONS = ("trust", "untrust")
 
 
@@ -268,9 +277,7 @@ def _change(
             if action == "allow" and read_only:
                 decision = Decision.ALLOW_READ_ONLY
             policy.set(identity, folder, decision)
-            done = {Decision.ALLOW: "allowed (read and write)", Decision.ALLOW_READ_ONLY: "allowed read only"}.get(
-                decision, "denied"
-            )
+            done = _DONE[decision]
     except DecisionNotSaved as error:
         terminal.warn(f"host-bridge consent {action}: {error}")
         return 1

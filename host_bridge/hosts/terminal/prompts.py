@@ -189,7 +189,7 @@ def report_remembered(
                 Decision.ALLOW_READ_ONLY: "shared read only (you allowed it before)",
                 Decision.ALLOW_SESSION_READ_ONLY: "shared read only this session",
                 Decision.DENY: "not shared (you denied it before)",
-                Decision.READ_ONLY: "not shared; its sandbox may read it (you allowed that before)",
+                Decision.LET_READ: "not shared; its sandbox may read it (you allowed that before)",
             }[decision]
             terminal.warn(f"[{server.id}] remembered: {visible(folder)} {meaning}")
             said = True

@@ -21,6 +21,7 @@ import binascii
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -78,13 +79,22 @@ from host_bridge.hub.resources.models import ReadResult, ResourceItem, TemplateI
 from host_bridge.hub.resources.reads import base64_size
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.roots import Root
+from host_bridge.sandbox.diagnosis import SandboxAction
 from host_bridge.system import IS_WINDOWS
 from host_bridge.text import visible
 from host_bridge.uris import path_to_uri
 from host_bridge.workspace.detect import detect
 from host_bridge.workspace.models import Candidate, WorkspaceFolder
 
-_SETTLED = frozenset({ServerState.RUNNING, ServerState.FAILED, ServerState.STOPPED, ServerState.AWAITING_TRUST})
+_SETTLED = frozenset(
+    {
+        ServerState.RUNNING,
+        ServerState.FAILED,
+        ServerState.STOPPED,
+        ServerState.AWAITING_TRUST,
+        ServerState.AWAITING_FOLDERS,
+    }
+)
 """States a server stays in without further action; starting and restarting ones are still on their way."""
 STDERR_LINES = 10
 """Last stderr lines shown for a server that could not be used."""
@@ -307,7 +317,23 @@ def _summary(
     entry.update({"reason": reason, "stderr": lines})
     if connection.exit_status is not None:
         entry["exitStatus"] = connection.exit_status
+    failure = connection.start_failure
+    if failure is not None:
+        terminal.warn(f"{name} {sanitize_label(failure.sentence)}")
+        for action in failure.actions:
+            terminal.warn(f"{name}   {sanitize_label(action.title)}: {_terminal_way(action)}")
+        entry["sandboxStartFailure"] = failure.model_dump(mode="json", by_alias=True)
     return entry
+
+
+def _terminal_way(action: SandboxAction) -> str:
+    """How to take ``action`` from the terminal."""
+    if action.kind == "sandboxOff":
+        return "run again with --sandbox off"
+    path = shlex.quote(action.path or "")
+    if action.kind == "share":
+        return f"run again with --allow {path}"
+    return f"host-bridge consent let-read {path}, then run again"
 
 
 def _why_not(connection: ServerConnection, options: ConnectOptions) -> str:
@@ -315,6 +341,8 @@ def _why_not(connection: ServerConnection, options: ConnectOptions) -> str:
         connection.config.workspace_defined and connection.state is ServerState.STOPPED
     ):
         return f"it is defined in a folder and not trusted; answer y when asked on a terminal, or add {TRUST_FLAG}"
+    if connection.state is ServerState.AWAITING_FOLDERS:
+        return "it waits for you to share a folder (its command line names the shared folders); add --allow PATH"
     if connection.last_error is not None:
         return connection.last_error
     return f"it did not start within {options.timeout:g} s (raise --timeout if it is slow)"

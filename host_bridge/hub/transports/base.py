@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from host_bridge.hub.launch import Launch
+from host_bridge.hub.launch import Launch, SandboxSetting
 from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.sandbox.refusals import Refusal
 
@@ -77,6 +77,19 @@ class Transport(Protocol):
 
     def sandbox(self) -> SandboxState | None:
         """The OS sandbox the server runs in, for its status; ``None`` for a server host_bridge does not start."""
+        ...
+
+    def start_failed(self, reason: str, exit_status: int | None) -> None:
+        """The current start ended before the server ran (``reason``; its process's ``exit_status`` when known): a
+        transport that confines the server explains it in :meth:`sandbox`."""
+        ...
+
+    def start_ran(self) -> None:
+        """The current start reached running (an earlier failure's explanation is over)."""
+        ...
+
+    def choose_sandbox(self, setting: SandboxSetting) -> None:
+        """The user's sandbox setting for this session (``off`` after a refused start), over the config's."""
         ...
 
     def permanent_failure(self, error: BaseException) -> str | None:

@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 
 from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.http_transport import http_transport
-from host_bridge.hub.launch import Launch
+from host_bridge.hub.launch import Launch, SandboxSetting
 from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports.base import Streams, TransportEvents
@@ -54,6 +54,15 @@ class HttpTransport:
     def sandbox(self) -> SandboxState | None:
         """None: it does not run here."""
         return None
+
+    def start_failed(self, reason: str, exit_status: int | None) -> None:
+        """Nothing to explain: no sandbox confines a remote server."""
+
+    def start_ran(self) -> None:
+        """Nothing to forget."""
+
+    def choose_sandbox(self, setting: SandboxSetting) -> None:
+        """Nothing to choose: a remote server runs elsewhere."""
 
     def permanent_failure(self, error: BaseException) -> str | None:
         """None: a server that cannot be reached now may be reachable later."""

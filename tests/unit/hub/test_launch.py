@@ -105,3 +105,23 @@ def test_a_server_whose_sandbox_is_off_is_told_before_it_starts_that_nothing_wil
     planned = planned_sandbox("off")
     assert planned.planned and not planned.enforced and planned.mechanism == "none"
     assert "every file your account can" in planned.summary
+
+
+@pytest.mark.requirement("I10")
+@pytest.mark.skipif(os.pathsep != ":", reason="the POSIX path separator")
+def test_a_folder_whose_name_holds_the_path_separator_is_refused_for_the_joined_form_with_a_sentence(
+    tmp_path: Path,
+) -> None:
+    evil = "/work/evil:/etc"
+    args, env, _ = expand_shared_folders(["--roots=" + VARIABLE, VARIABLE], {"ROOTS": VARIABLE}, None, [evil, "/w/a"])
+    assert args == ["--roots=/w/a", evil, "/w/a"], "left out of the joined form, passed whole as its own argument"
+    assert env["ROOTS"] == "/w/a" and "/etc" not in env["ROOTS"].split(os.pathsep)
+    config = load_servers({"s": entry(args=["server.py", f"--roots={VARIABLE}"], sandbox="off")}, []).servers[0]
+    launch = plan_launch(config, [evil, "/w/a"], sandbox_default="enforce", home=str(tmp_path))
+    assert launch.args == ["server.py", "--roots=/w/a"]
+    assert launch.policy is not None
+    assert any("'/work/evil:/etc' is left out" in w and "two folders" in w for w in launch.policy.warnings)
+    per_argument = load_servers({"s": entry(sandbox="off")}, []).servers[0]
+    launch = plan_launch(per_argument, [evil], sandbox_default="enforce", home=str(tmp_path))
+    assert launch.args == ["server.py", evil]
+    assert launch.policy is not None and not any("left out" in w for w in launch.policy.warnings)

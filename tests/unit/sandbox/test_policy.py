@@ -170,33 +170,59 @@ def test_consented_folders_and_the_private_temp_folder_are_read_write(base: Path
 
 
 @posix_only
-def test_npx_gets_npms_cache_folders_to_create_and_not_the_npmrc(home: Path) -> None:
+def test_npx_gets_a_private_npm_cache_of_its_own_and_neither_the_users_cache_nor_the_npmrc(
+    base: Path, home: Path
+) -> None:
     make_file(home / ".npmrc", "//registry.example/:_authToken=secret\n")
+    (home / ".npm" / "_npx").mkdir(parents=True)
     npx = make_file(home.parent / "node" / "bin" / "npx", "#!/bin/sh\n", executable=True)
-    policy = compute(npx, "-y", "@modelcontextprotocol/server-filesystem", home=home)
+    private = base / "runners" / "fs-1"
+    policy = compute(npx, "-y", "@modelcontextprotocol/server-filesystem", home=home, runner_home=private)
     caches = [g for g in policy.read_write if g.kind == "cache"]
-    assert [g.path for g in caches] == [str(home / ".npm" / name) for name in ("_cacache", "_npx", "_logs")]
-    assert all(g.create for g in caches)
+    assert [g.path for g in caches] == [str(private / "npm")] and all(g.create for g in caches)
+    assert policy.environment({})["npm_config_cache"] == str(private / "npm")
+    assert policy.runners == ("npm",)
+    assert not policy.allows(home / ".npm" / "_npx", write=True) and not policy.allows(home / ".npm" / "_npx")
     assert not policy.allows(home / ".npmrc")
     assert any(".npmrc" in warning and "registry tokens" in warning for warning in policy.warnings)
 
 
 @posix_only
-def test_npm_config_cache_moves_the_npx_cache(base: Path, home: Path) -> None:
-    npx = make_file(base / "node" / "bin" / "npx", "#!/bin/sh\n", executable=True)
-    env = {"PATH": os.defpath, "npm_config_cache": str(base / "npm-cache")}
-    policy = compute(npx, "-y", "pkg", home=home, env=env)
-    assert str(base / "npm-cache" / "_npx") in writable(policy)
+@pytest.mark.requirement("I4")
+def test_a_cache_variable_in_the_servers_entry_never_becomes_a_grant_and_is_replaced_with_the_user_told(
+    base: Path, home: Path
+) -> None:
+    secrets = home / ".ssh"
+    for runner, variable in [("npx", "npm_config_cache"), ("uvx", "UV_CACHE_DIR"), ("pipx", "PIPX_HOME")]:
+        program = make_file(base / "tools" / "bin" / runner, executable=True)
+        entry = {variable: str(secrets)}
+        env = {"PATH": os.defpath, "HOME": str(home), **entry}
+        policy = compute(program, "some-server", home=home, env=env, entry_env=entry, runner_home=base / "private")
+        assert not policy.allows(secrets) and not policy.allows(secrets, write=True), runner
+        assert policy.environment(env)[variable].startswith(str(base / "private")), runner
+        assert any(f"{variable}={secrets}" in warning for warning in policy.warnings), policy.warnings
 
 
 @posix_only
-def test_uvx_gets_uvs_cache_tools_and_python_folders(base: Path, home: Path) -> None:
+@pytest.mark.requirement("I5")
+def test_uvx_and_pipx_write_only_their_private_folders_never_the_users_tools(base: Path, home: Path) -> None:
+    share = home / ".local" / "share"
+    for folder in (share / "uv" / "tools" / "ruff", share / "uv" / "python" / "cpython-3.12", share / "pipx" / "venvs"):
+        folder.mkdir(parents=True)
+    private = base / "private"
     uvx = make_file(base / "uv" / "bin" / "uvx", executable=True)
-    policy = compute(uvx, "mcp-server-git", home=home)
-    caches = {g.path for g in policy.read_write if g.kind == "cache"}
-    share = home / ".local" / "share" / "uv"
-    assert caches == {str(home / ".cache" / "uv"), str(share / "tools"), str(share / "python")}
-    assert str(home / ".config" / "uv") not in writable(policy)
+    policy = compute(uvx, "mcp-server-git", home=home, runner_home=private)
+    assert {g.path for g in policy.read_write if g.kind == "cache"} == {
+        str(private / name) for name in ("uv-cache", "uv-tools", "uv-bin")
+    }
+    assert not policy.allows(share / "uv" / "tools" / "ruff", write=True)
+    assert policy.allows(share / "uv" / "python" / "cpython-3.12") and not policy.allows(
+        share / "uv" / "python", write=True
+    ), "Pythons uv installed are read, never written"
+    pipx = make_file(base / "pipx-env" / "bin" / "pipx", executable=True)
+    policy = compute(pipx, "run", "mcp-server-time", home=home, runner_home=private)
+    assert not policy.allows(share / "pipx" / "venvs", write=True)
+    assert policy.environment({})["PIPX_HOME"] == str(private / "pipx")
 
 
 @posix_only
@@ -280,9 +306,9 @@ def test_the_summary_reads_as_english_for_no_one_and_several_shared_folders(base
     if not policy.enforced:
         pytest.skip(policy.summary)
     expected = {
-        0: "it can write only a private temp folder (no folder is shared with it);",
-        1: f"it can write only {base / 'webapp'} and a private temp folder;",
-        2: f"it can write only {base / 'webapp'}, {base / 'api'} and a private temp folder;",
+        0: "it can write only its private temp folder (no folder is shared with it)",
+        1: f"it can write only the folder you shared, {base / 'webapp'}, and its private temp folder",
+        2: "it can write only the 2 folders you shared, ",
     }[count]
     assert expected in policy.summary
     assert "only no" not in policy.summary

@@ -49,6 +49,7 @@ export interface ServerAction extends PickTexts {
 
 const STATE_LABELS: Record<ServerState, string> = {
   awaitingTrust: "awaiting trust",
+  awaitingFolders: "waiting for you to share a folder",
   starting: "starting",
   running: "running",
   restarting: "restarting",
@@ -151,7 +152,8 @@ export function sandboxText(server: Pick<ServerStatus, "sandbox">): string | und
   }
   if (sandbox.enforced) {
     const warnings = sandbox.warnings.map((warning) => ` Note: ${visible(oneLine(warning))}`).join("");
-    return `Sandbox: ${visible(oneLine(sandbox.summary))}${warnings}`;
+    const failure = sandbox.startFailure === undefined ? "" : ` ${visible(oneLine(sandbox.startFailure.sentence))}`;
+    return `Sandbox: ${visible(oneLine(sandbox.summary))}${warnings}${failure}`;
   }
   return `not sandboxed: ${visible(oneLine(sandbox.summary))}`;
 }
@@ -386,6 +388,8 @@ export function resourcesNote(server: Pick<ServerStatus, "state" | "resources">)
         : undefined;
     case "awaitingTrust":
       return "waits for your trust: it is not started, so it offers no resources until you trust it";
+    case "awaitingFolders":
+      return "waits for you to share a folder: its command line names its folders, so it starts once one is shared";
     case "starting":
       return "is starting: its resources are listed once it runs";
     case "restarting":

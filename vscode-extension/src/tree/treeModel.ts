@@ -216,6 +216,8 @@ function notRunningMessage(server: ServerStatus): string {
   switch (server.state) {
     case "awaitingTrust":
       return "Server not running: it waits for you to trust its workspace configuration.";
+    case "awaitingFolders":
+      return 'Server not running: it waits for you to share a folder with it ("MCP: Manage Shared Folders").';
     case "starting":
     case "restarting":
       return "Server not running yet: its resources appear when it has started.";
@@ -237,6 +239,8 @@ function stateIcon(server: ServerStatus): IconView {
       return { id: "loading~spin" };
     case "awaitingTrust":
       return { id: "shield", color: "list.warningForeground" };
+    case "awaitingFolders":
+      return { id: "folder", color: "list.warningForeground" };
     case "failed":
       return { id: "error", color: "list.errorForeground" };
     case "stopped":

@@ -31,6 +31,7 @@ from host_bridge.hosts.lsp.features.consent.editor_prompt import ask_editor
 from host_bridge.hosts.lsp.features.consent.message_prompts import MessagePrompts
 from host_bridge.hosts.lsp.features.consent.refusals import (
     RefusalNotes,
+    ask_about_failed_start,
     ask_read_only,
     candidate_holding,
     refused_text,
@@ -40,6 +41,7 @@ from host_bridge.hosts.lsp.protocol import AskConsentResult, SetConsentParams, S
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.models import ServerState, ServerStatus
 from host_bridge.roots import containing
+from host_bridge.sandbox.diagnosis import StartDiagnosis
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.storage import default_storage_dir
 from host_bridge.uris import canonical_uri
@@ -49,7 +51,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_ASKED_STATES = (ServerState.STARTING, ServerState.RUNNING, ServerState.AWAITING_TRUST)
+_ASKED_STATES = (
+    ServerState.STARTING,
+    ServerState.RUNNING,
+    ServerState.AWAITING_TRUST,
+    ServerState.AWAITING_FOLDERS,
+)
 """States in which a server may have something to ask."""
 
 
@@ -59,9 +66,12 @@ def _folders_askable(connection: ServerConnection) -> bool:
     The question names only its configuration (what runs, which folders), so it is asked while the server starts
     instead of after its handshake (a second or more for a Node server); an answer that comes before the handshake
     ends is in its first ``roots/list``. Not before its process exists: a command that cannot run is not asked about.
+    A server whose launch needs a shared folder waits for one before it starts, so it is asked while it waits.
     """
     state = connection.state
-    return state is ServerState.RUNNING or (state is ServerState.STARTING and connection.process_started)
+    if state in (ServerState.RUNNING, ServerState.AWAITING_FOLDERS):
+        return True
+    return state is ServerState.STARTING and connection.process_started
 
 
 class ConsentFeature(Feature):
@@ -73,6 +83,8 @@ class ConsentFeature(Feature):
         self._core = core
         storage = server.options.storage_dir
         self._messages = MessagePrompts(server, storage if storage and storage != default_storage_dir() else None)
+        self._failures_shown: set[tuple[str, tuple[str, ...]]] = set()
+        """(server id, refused paths) of the failed starts explained in this session (each once)."""
         self._pending: set[str] = set()
         """Server ids with a prompt in flight (never two at once for one server)."""
         self._asked: set[tuple[str, str]] = set()
@@ -132,6 +144,17 @@ class ConsentFeature(Feature):
         if status.state in _ASKED_STATES and not self._review_scheduled:
             self._review_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_review)
+        failure = status.sandbox.start_failure if status.sandbox is not None else None
+        if failure is not None and (status.id, failure.refused) not in self._failures_shown:
+            self._failures_shown.add((status.id, failure.refused))
+            connection = next((c for c in self._core.hub.connections if c.id == status.id), None)
+            if connection is not None:
+                self._core.tasks.start_soon(self._explain_failed_start, connection, failure)
+
+    async def _explain_failed_start(self, connection: ServerConnection, failure: StartDiagnosis) -> None:
+        warning = await ask_about_failed_start(self._core, self._messages, connection, failure)
+        if warning:
+            self._server.show_to_user(types.MessageType.Warning, warning)
 
     def sandbox_refused(self, server_id: str, refusal: Refusal) -> None:
         """The sandbox refused a server a path: ask about sharing the candidate folder that holds it, naming the

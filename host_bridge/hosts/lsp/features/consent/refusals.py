@@ -1,5 +1,6 @@
 """Sandbox refusals turned into questions: a refused path inside a candidate folder asks about sharing that folder
-(the question names the refusal); outside every candidate, whether the server may read that folder."""
+(the question names the refusal); outside every candidate, whether the server may read that folder. A start that
+failed while the sandbox confined the server is explained once, with the actions that exist."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from host_bridge.hosts.lsp.features.consent.message_prompts import CannotAsk, Me
 from host_bridge.hosts.lsp.features.consent.texts import NOT_NOW
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.hub.describe import PRODUCT, server_name
+from host_bridge.sandbox.diagnosis import StartDiagnosis
 from host_bridge.sandbox.refusals import Refusal
 from host_bridge.text import visible
 from host_bridge.uris import UriError, is_within, parse_file_uri
@@ -69,7 +71,7 @@ async def ask_read_only(core: Core, prompts: MessagePrompts, connection: ServerC
     if title != allow:
         return ""
     try:
-        await anyio.to_thread.run_sync(core.policy.set, connection.config.identity, refusal.folder, Decision.READ_ONLY)
+        await anyio.to_thread.run_sync(core.policy.set, connection.config.identity, refusal.folder, Decision.LET_READ)
     except DecisionNotSaved as error:
         return f"[{connection.id}] {error}"
     return ""
@@ -81,3 +83,34 @@ def refused_text(connection: ServerConnection, refusal: Refusal, path: str) -> s
         f"{PRODUCT}: the sandbox refused the MCP server {server_name(connection.config.ref())} "
         f"{visible(refusal.path)}: {visible(path)} is not shared with it. “MCP: Manage Shared Folders” shares it."
     )
+
+
+async def ask_about_failed_start(
+    core: Core, prompts: MessagePrompts, connection: ServerConnection, diagnosis: StartDiagnosis
+) -> str:
+    """Say that the sandbox may be why the server failed to start, with its actions (let it read a package folder,
+    share a workspace folder, turn its sandbox off for this session); a warning for the user when an answer could not
+    be saved, else an empty string. Nothing is widened without the user's click."""
+    titles = [action.title for action in diagnosis.actions]
+    name = server_name(connection.config.ref())
+    title = await prompts.show(
+        connection.id,
+        "sandbox start-up notice",
+        f"{PRODUCT}: the MCP server {name} did not start. {visible(diagnosis.sentence)}",
+        [visible(t) for t in titles] + ["Not now"],
+        "“MCP: Show Server Status” shows the same actions",
+    )
+    chosen = next((a for a in diagnosis.actions if visible(a.title) == title), None)
+    if chosen is None:
+        return ""
+    identity = connection.config.identity
+    if chosen.kind == "sandboxOff":
+        core.hub.restart(connection.id, sandbox="off")
+        return ""
+    assert chosen.path is not None
+    decision = Decision.LET_READ if chosen.kind == "letRead" else Decision.ALLOW
+    try:
+        await anyio.to_thread.run_sync(core.policy.set, identity, chosen.path, decision)
+    except DecisionNotSaved as error:
+        return f"[{connection.id}] {error}"
+    return ""
