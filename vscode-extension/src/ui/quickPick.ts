@@ -156,21 +156,18 @@ export function pickMany<T extends vscode.QuickPickItem>(
   options: Omit<QuickPickOptions<T>, "canSelectMany">,
   token?: Cancellation,
 ): Promise<readonly T[] | undefined> {
-  // The checks given to the picker, the latest last. VS Code echoes each redraw (maybe more than once), in order; an
-  // echo of an earlier redraw can come after the user's next click (two boxes clicked quickly), and answering it with
-  // a redraw would uncheck the box clicked last. So the latest redraw's echo is ignored and settles the older ones;
-  // an echo of an older one is ignored until then.
-  const given: (readonly T[])[] = [];
+  // The checks given to the picker whose echo has not come back yet, oldest first. A redraw's echo can come after
+  // the user's next click (two boxes clicked quickly): answering that stale echo with a redraw would uncheck the box
+  // clicked last, so an echo is recognised as the oldest pending one, or a later one, and never redrawn.
+  const pending: (readonly T[])[] = [];
   const redraw = (checked: readonly T[]): void => {
-    const latest = given.at(-1);
-    if (latest !== undefined && sameItems(latest, checked)) {
-      given.splice(0, given.length - 1);
+    const echo = pending.findIndex((given) => sameItems(given, checked));
+    if (echo >= 0) {
+      pending.splice(0, echo + 1);
       return;
     }
-    if (given.some((earlier) => sameItems(earlier, checked))) {
-      return;
-    }
-    given.push(checked);
+    pending.push(checked);
+    pending.splice(0, Math.max(0, pending.length - PENDING_ECHOES));
     const active = pick.activeItems;
     pick.items = [...pick.items];
     pick.selectedItems = checked;
@@ -183,6 +180,9 @@ export function pickMany<T extends vscode.QuickPickItem>(
     token,
   );
 }
+
+/** How many redraws' echoes are awaited at most (VS Code may not echo every one). */
+const PENDING_ECHOES = 8;
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
   return a.length === b.length && a.every((item) => b.includes(item));

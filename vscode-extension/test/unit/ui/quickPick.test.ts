@@ -297,18 +297,10 @@ describe("pickMany", () => {
     pick.check([a]);
     pick.check([a, b]); // the second click, before the picker echoed the first redraw
     const given = pick.itemsGiven;
-    pick.selectionChanged.fire([a]); // the stale echoes of the first redraw
-    pick.selectionChanged.fire([a]);
-    pick.selectionChanged.fire([a, b]);
+    pick.selectionChanged.fire([a]); // the stale echo of the first redraw
     pick.selectionChanged.fire([a, b]);
     expect(pick.itemsGiven).toBe(given);
     expect(pick.selectedItems).toEqual([a, b]);
-    // Once the latest redraw's echo came, checking a box as it was before is the user's again.
-    pick.check([b]);
-    expect(pick.itemsGiven).toBe(given + 1);
-    pick.selectionChanged.fire([b]);
-    pick.check([a, b]);
-    expect(pick.itemsGiven).toBe(given + 2);
     pick.accept();
     await expect(answer).resolves.toEqual([a, b]);
   });
