@@ -156,18 +156,12 @@ export function pickMany<T extends vscode.QuickPickItem>(
   options: Omit<QuickPickOptions<T>, "canSelectMany">,
   token?: Cancellation,
 ): Promise<readonly T[] | undefined> {
-  // The checks given to the picker whose echo has not come back yet, oldest first. A redraw's echo can come after
-  // the user's next click (two boxes clicked quickly): answering that stale echo with a redraw would uncheck the box
-  // clicked last, so an echo is recognised as the oldest pending one, or a later one, and never redrawn.
-  const pending: (readonly T[])[] = [];
+  let redrawn: readonly T[] | undefined;
   const redraw = (checked: readonly T[]): void => {
-    const echo = pending.findIndex((given) => sameItems(given, checked));
-    if (echo >= 0) {
-      pending.splice(0, echo + 1);
-      return;
+    if (redrawn !== undefined && sameItems(redrawn, checked)) {
+      return; // the echo of the redraw itself
     }
-    pending.push(checked);
-    pending.splice(0, Math.max(0, pending.length - PENDING_ECHOES));
+    redrawn = checked;
     const active = pick.activeItems;
     pick.items = [...pick.items];
     pick.selectedItems = checked;
@@ -180,9 +174,6 @@ export function pickMany<T extends vscode.QuickPickItem>(
     token,
   );
 }
-
-/** How many redraws' echoes are awaited at most (VS Code may not echo every one). */
-const PENDING_ECHOES = 8;
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
   return a.length === b.length && a.every((item) => b.includes(item));
