@@ -16,6 +16,7 @@ widen, and a process keeps what it was given).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -24,10 +25,12 @@ from pathlib import Path
 from typing import Literal
 
 from host_bridge.hub.config import SHARED_FOLDERS, ServerConfig
+from host_bridge.hub.models import SandboxState
 from host_bridge.procs import die_with_parent
 from host_bridge.sandbox.apply import sandboxed_launch
 from host_bridge.sandbox.policy import SandboxPolicy, make_private_tmp, policy_for_launch
 from host_bridge.sandbox.runners import runner_folder
+from host_bridge.sandbox.support import mechanism_for, supported
 
 SandboxSetting = Literal["enforce", "off"]
 """A server's sandbox setting: ``enforce`` (where the OS supports it) or ``off``."""
@@ -194,3 +197,27 @@ def plan_launch(
 def depends_on_folders(config: ServerConfig, launch: Launch | None) -> bool:
     """Whether a change of the shared folders needs a restart: they are on its command line or fence its sandbox."""
     return config.uses_shared_folders or (launch is not None and launch.policy is not None and launch.policy.enforced)
+
+
+PLANNED_OFF = "The sandbox is off for this server: it will be able to read and write every file your account can."
+"""What a server whose sandbox setting is off will get, before it starts."""
+
+
+@functools.cache
+def _machine_sandbox() -> tuple[bool, str]:
+    """Whether this machine can sandbox stdio servers, and the sentence saying with what or why not (probed once)."""
+    return supported()
+
+
+def planned_sandbox(setting: SandboxSetting) -> SandboxState:
+    """The sandbox a stdio server that has not started yet will get on this machine (``planned``)."""
+    if setting == "off":
+        return SandboxState(setting=setting, enforced=False, planned=True, mechanism="none", summary=PLANNED_OFF)
+    enforced, sentence = _machine_sandbox()
+    return SandboxState(
+        setting=setting,
+        enforced=enforced,
+        planned=True,
+        mechanism=mechanism_for() if enforced else "none",
+        summary=sentence,
+    )

@@ -119,7 +119,11 @@ class SandboxState(WireModel):
     setting: Literal["enforce", "off"]
     """What its config (or the user's default) asks for."""
     enforced: bool
-    """Whether the operating system enforces it for the current start (``false`` when off, or not supported here)."""
+    """Whether the operating system enforces it for the current start (``false`` when off, or not supported here);
+    while ``planned``, whether it will for the first start."""
+    planned: bool = False
+    """The server has not started yet: ``enforced``, ``mechanism`` and ``summary`` say what its first start will get
+    on this machine, so that a trust question can say what will confine it."""
     mechanism: str | None = None
     """``landlock``, ``sandbox-exec`` or ``none``."""
     summary: str

@@ -78,6 +78,7 @@ async def test_a_server_that_never_asks_for_roots_is_not_reported_as_reached_by_
     assert status["sandbox"] == {
         "setting": "off",
         "enforced": False,
+        "planned": False,
         "mechanism": "none",
         "summary": status["sandbox"]["summary"],
         "warnings": [],

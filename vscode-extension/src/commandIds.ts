@@ -14,6 +14,8 @@ export const COMMAND_IDS = [
   "hostBridge.saveResourceAs",
   "hostBridge.openResource",
   "hostBridge.loadMore",
+  "hostBridge.handOverServers",
+  "hostBridge.addServer",
 ] as const;
 
 /** The id of a command of the extension; a string naming a command anywhere in the code has this type. */

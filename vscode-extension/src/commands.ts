@@ -10,12 +10,14 @@ import type { ResourceDocuments } from "./resources/documents";
 import type { ResourcePickers } from "./picker/pickers";
 import type { StatusView } from "./status/status";
 import type { ResourcesView } from "./tree/tree";
+import type { HandOver } from "./vscodeMcp/handOver";
 
 /** What a command's factory gets: the context and every feature, as activate() made them. */
 export interface Features {
   readonly ctx: Ctx;
   readonly consent: Consent;
   readonly documents: ResourceDocuments;
+  readonly handOver: HandOver;
   readonly pickers: ResourcePickers;
   readonly status: StatusView;
   readonly tree: ResourcesView;
@@ -40,6 +42,8 @@ export const commands: Readonly<Record<CommandId, CommandFactory>> = {
   "hostBridge.saveResourceAs": (features) => (argument?: unknown) => features.documents.saveAs(argument),
   "hostBridge.openResource": (features) => (argument?: unknown) => features.documents.openArgument(argument),
   "hostBridge.loadMore": (features) => (server?: unknown) => features.tree.loadMore(server),
+  "hostBridge.handOverServers": (features) => () => features.handOver.handOverAll(),
+  "hostBridge.addServer": (features) => () => features.status.addServer(),
 };
 
 /** Register every command of the table through `register` (`vscode.commands.registerCommand`). */

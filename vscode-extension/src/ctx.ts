@@ -36,6 +36,16 @@ export class SidecarError extends Error {
   }
 }
 
+/** How many times a starting sidecar's status is asked for before what it says counts as loaded. */
+const MAX_STATUS_ATTEMPTS = 120;
+
+/** The least time between two of those questions (the sidecar answers at once while it loads its core). */
+const STATUS_RETRY_MS = 250;
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** What the status bar and pickers show about the sidecar itself. */
 export type SidecarState =
   | { kind: "starting"; detail?: string }
@@ -50,6 +60,8 @@ export class Ctx implements vscode.Disposable {
   readonly servers = new Map<string, protocol.ServerStatus>();
   /** The extension's pickers that are open now: a consent prompt waits until they close. */
   readonly pickers = new OpenPickers();
+  /** The consent questions shown now: a notice waits until they are answered (a modal would hide it). */
+  readonly prompts = new OpenPickers();
 
   private client: LanguageClient | undefined;
   /** Disposed when the extension deactivates, last first. */
@@ -136,7 +148,10 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  /** Ask the sidecar for every server and candidate; refreshes {@link servers}. Rejects while it is down. */
+  /**
+   * Ask the sidecar for every server and candidate; refreshes {@link servers}. Rejects while it is down. Until the
+   * sidecar has read its server configs and the workspace, the answer says `ready: false` and may list none yet.
+   */
   async status(): Promise<protocol.StatusResult> {
     const client = this.client;
     const result = await this.request(protocol.status, {});
@@ -145,12 +160,15 @@ export class Ctx implements vscode.Disposable {
       for (const server of result.servers) {
         this.servers.set(server.id, server);
       }
-      this.known = true;
+      this.known ||= result.ready;
     }
     return result;
   }
 
-  /** Whether {@link servers} reflects the running sidecar (its first status has arrived since it started). */
+  /**
+   * Whether {@link servers} reflects the running sidecar: since it started, a status has arrived that it gave once it
+   * had read its server configs (an empty list before that means "not loaded yet", not "no servers").
+   */
   get statusKnown(): boolean {
     return this.known;
   }
@@ -215,14 +233,32 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  /** Load the status of a sidecar that just started, once, then tell the features ({@link onStarted}). */
+  /**
+   * Load the status of a sidecar that just started, then tell the features ({@link onStarted}). While the sidecar is
+   * still reading its configs it answers `ready: false` at once: ask again until it is ready (each answer waits up to
+   * half a second for the workspace), so that no feature takes "not loaded yet" for "no servers".
+   */
   private async loadStatus(): Promise<void> {
+    const client = this.client;
+    const asked = Date.now();
     try {
-      await this.status();
+      for (let attempt = 0; attempt < MAX_STATUS_ATTEMPTS; attempt += 1) {
+        const started = Date.now();
+        const result = await this.status();
+        if (result.ready || this.client !== client || this.state.kind !== "running") {
+          if (attempt > 0) {
+            this.log.info(`the sidecar has read its server configs (${Date.now() - asked} ms after it ran)`);
+          }
+          break;
+        }
+        await pause(Math.max(0, STATUS_RETRY_MS - (Date.now() - started)));
+      }
     } catch (error) {
       this.log.warn(`could not load the servers' status: ${errorMessage(error)}`);
     }
-    if (this.state.kind === "running") {
+    if (this.state.kind === "running" && this.client === client) {
+      // Ready, or asked for long enough: what is known now is what there is.
+      this.known = true;
       this.startedEmitter.fire();
     }
   }

@@ -8,7 +8,8 @@ import { type Features, registerCommands } from "./commands";
 import { Consent } from "./consent/consent";
 import { Ctx } from "./ctx";
 import { ResourceDocuments } from "./resources/documents";
-import { VsCodeMcp } from "./vscodeMcp/mcpProvider";
+import { HandOver } from "./vscodeMcp/handOver";
+import { VsCodeMcp, vsCodeListsServers } from "./vscodeMcp/mcpProvider";
 import { ResourcePickers } from "./picker/pickers";
 import { ResourceFileSystem } from "./resources/resourceFileSystem";
 import { Sidecar } from "./sidecar/sidecar";
@@ -26,16 +27,19 @@ export function activate(context: vscode.ExtensionContext): void {
   ctx.pushExtCleanup(sidecar);
   const documents = new ResourceDocuments(ctx, new ResourceFileSystem(ctx));
   const trust = new WorkspaceTrustWait(ctx);
+  const current = sidecar;
+  const handOver = new HandOver(ctx, vsCodeListsServers(), () => current.pid);
   const features: Features = {
     ctx,
     consent: new Consent(ctx),
     documents,
+    handOver,
     pickers: new ResourcePickers(ctx, documents, trust),
-    status: new StatusView(ctx, sidecar, trust),
+    status: new StatusView(ctx, sidecar, trust, handOver),
     tree: new ResourcesView(ctx, trust),
   };
   ctx.pushExtCleanup(...registerCommands(features, vscode.commands.registerCommand));
-  new VsCodeMcp(ctx, sidecar);
+  new VsCodeMcp(ctx, sidecar, handOver);
   const log = ctx.log;
   sidecar.start().catch((error: unknown) => log.error(`the sidecar did not start: ${errorMessage(error)}`));
 }

@@ -249,8 +249,10 @@ export interface SandboxAction {
 export interface SandboxState {
   /** What its config (or the user's default) asks for. */
   setting: "enforce" | "off";
-  /** Whether the operating system enforces it for the current start (`false` when off, or not supported here). */
+  /** Whether the operating system enforces it for the current start (`false` when off, or not supported here); while `planned`, whether it will for the first start. */
   enforced: boolean;
+  /** The server has not started yet: `enforced`, `mechanism` and `summary` say what its first start will get on this machine, so that a trust question can say what will confine it. */
+  planned: boolean;
   /** `landlock`, `sandbox-exec` or `none`. */
   mechanism?: string;
   /** One sentence: what it may reach, or why it is not enforced. */

@@ -19,7 +19,14 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from host_bridge.hub.config import ServerConfig
-from host_bridge.hub.launch import Launch, SandboxSetting, depends_on_folders, plan_launch
+from host_bridge.hub.launch import (
+    Launch,
+    SandboxSetting,
+    depends_on_folders,
+    network_allowed,
+    plan_launch,
+    planned_sandbox,
+)
 from host_bridge.hub.models import Reach, SandboxState
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.stdio_transport import stdio_transport
@@ -155,7 +162,9 @@ class StdioTransport:
         setting = self._override or self._config.sandbox or self._settings.sandbox
         policy = self._launch.policy if self._launch is not None else None
         if policy is None:
-            return SandboxState(setting=setting, enforced=False, summary="not started yet")
+            planned = planned_sandbox(setting)
+            network = network_allowed(self._config, self._settings.network)
+            return planned.model_copy(update={"network": "on" if network else "off"})
         launch = self._launch
         assert launch is not None
         found = channels(policy, mount_layer=launch.mount_layer)

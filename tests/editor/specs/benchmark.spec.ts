@@ -5,10 +5,12 @@
 // "many (MCP Host Bridge)" and reaches it through `host-bridge attach`, so its rows come through host_bridge's
 // gateway. The figures are printed, never asserted (the machine is shared); our targets are a first row within
 // 40 ms and the whole list within 500 ms. Times are taken in the page, from the Enter that runs the command in
-// the palette to the DOM change that shows the mark.
+// the palette to the DOM change that shows the mark. For ours it also prints where that time went, from the
+// extension's trace line: the Enter to the command in the extension host, the extension's own work, and the way
+// from the shown quick pick to the window. VS Code's own picker is given two minutes to show the last resource.
 import type { Page } from "@playwright/test";
 import { expect, test } from "../support/fixtures";
-import { PYTHON, RESOURCES_SERVER } from "../support/paths";
+import { PYTHON, RESOURCES_SERVER, SLOWDOWN } from "../support/paths";
 import { folderQuestion } from "../support/steps";
 import { type Workbench, waitFor } from "../support/workbench";
 
@@ -19,6 +21,8 @@ const MANY = "many";
 const COUNT = 10_000;
 /** The name both pickers show for the last resource the fixture lists (`test://res/9999`, titled so). */
 const LAST_NAME = `Resource ${COUNT - 1}`;
+/** How long a picker may take to show the last resource once its name is typed. */
+const LAST_WAIT_MS = 120_000 * SLOWDOWN;
 /** What the extension logs where VS Code has no `registerMcpServerDefinitionProvider`. */
 const NO_API = /this VS Code has no MCP server definition API.*/;
 
@@ -50,6 +54,8 @@ const VS_CODE: Picker = {
 
 /** Milliseconds from the Enter that ran the command; each mark is taken when the page first showed it. */
 interface Marks {
+  /** The Enter, on the clock the extension's log uses (ms since the epoch). */
+  enterEpoch?: number;
   /** The picker is shown (its title, or its input holds its prefix). */
   shown?: number;
   /** A resource row is shown. */
@@ -58,6 +64,8 @@ interface Marks {
   typed?: number;
   /** The row of the last resource is shown. */
   lastFound?: number;
+  /** Where the time to the picker went (ours only). */
+  breakdown?: string;
 }
 
 /**
@@ -110,6 +118,7 @@ async function arm(page: Page, picker: Picker): Promise<void> {
         (event) => {
           if ((event as KeyboardEvent).key === "Enter" && start === undefined) {
             start = performance.now();
+            marks["enterEpoch"] = Date.now();
             requestAnimationFrame(frame);
           }
         },
@@ -152,12 +161,45 @@ async function measure(wb: Workbench, picker: Picker): Promise<Marks> {
   );
   // Type the last resource's name as soon as rows show, as someone looking for it would.
   await wb.quickType((picker.prefix ?? "") + LAST_NAME);
-  await expect(wb.quickRow(LAST_NAME)).toBeVisible({ timeout: 60_000 });
-  await expect.poll(async () => (await marks(wb.page)).lastFound, { message: "the last resource's row" }).toBeDefined();
+  // Ours must find it; VS Code's own picker is given LAST_WAIT_MS and reported as not finding it otherwise.
+  const seen = await wb.page
+    .waitForFunction(
+      () => (window as unknown as { hbBench: () => Record<string, number> }).hbBench()["lastFound"] !== undefined,
+      undefined,
+      { polling: 5, timeout: LAST_WAIT_MS },
+    )
+    .then(
+      () => true,
+      () => false,
+    );
+  if (picker === OURS) {
+    expect(seen, "our picker to show the last resource").toBe(true);
+  }
   const found = await marks(wb.page);
   await wb.page.keyboard.press("Escape");
   await expect(wb.quickInput).toBeHidden();
   return found;
+}
+
+/**
+ * Where the time to our picker went, from the extension's trace line ("picker: opened at X, shown at Y"): the Enter to
+ * the command reaching the extension host, the extension's work until the quick pick is shown, and from there to
+ * the picker and its first row in the window.
+ */
+function breakdown(wb: Workbench, found: Marks): string {
+  const lines = [...wb.server.extensionLog().matchAll(/picker: opened at (\d+), shown at (\d+) with (\d+) rows/g)];
+  const last = lines.at(-1);
+  if (last === undefined || found.enterEpoch === undefined || found.shown === undefined) {
+    return "no breakdown (the extension's trace line is missing)";
+  }
+  const opened = Number(last[1]);
+  const shown = Number(last[2]);
+  const enter = found.enterEpoch;
+  return (
+    `Enter → command in the extension host ${opened - enter} ms, the extension's work ${shown - opened} ms ` +
+    `(${last[3]} rows handed over), shown → picker in the window ${(enter + found.shown - shown).toFixed(0)} ms, ` +
+    `→ first row ${ms(found.firstRow === undefined ? undefined : found.firstRow - found.shown)}`
+  );
 }
 
 function ms(value: number | undefined): string {
@@ -178,6 +220,14 @@ function describe(name: string, run: string, found: Marks): string {
     `${name}, ${COUNT} resources in pages of 100, ${run}: picker shown ${ms(found.shown)}, ` +
     `first row ${ms(found.firstRow)} (${ms(afterShown)} after the picker), last resource found ${ms(found.lastFound)}${typedAfter}`
   );
+}
+
+/** Let the extension's log take trace lines ("Developer: Set Log Level...", MCP Host Bridge, Trace). */
+async function traceExtensionLog(wb: Workbench): Promise<void> {
+  await wb.runCommand("Developer: Set Log Level...");
+  await wb.quickRow(/^MCP Host Bridge$/).click();
+  await wb.quickRow(/^Trace$/).click();
+  await expect(wb.quickInput).toBeHidden();
 }
 
 /** Start "many" in VS Code's own MCP support ("MCP: List Servers", Start Server), through host-bridge attach. */
@@ -202,6 +252,7 @@ test("benchmark: Pick Resource over 10 000 resources shows its first row and fin
   await wb.waitForDialog(folderQuestion(MANY));
   await wb.pressDialogButton("Don't Share");
   await expect(wb.status).toHaveText(/MCP 1 · no folders shared/);
+  await traceExtensionLog(wb);
   const missing = NO_API.exec(wb.server.extensionLog());
   if (missing === null) {
     await startInVsCode(wb);
@@ -211,11 +262,13 @@ test("benchmark: Pick Resource over 10 000 resources shows its first row and fin
   const runs: { run: string; ours: Marks; theirs?: Marks }[] = [];
   for (const run of ["first opening", "second opening"]) {
     const ours = await measure(wb, OURS);
+    ours.breakdown = breakdown(wb, ours);
     runs.push({ run, ours, ...(missing === null ? { theirs: await measure(wb, VS_CODE) } : {}) });
   }
 
   for (const { run, ours, theirs } of runs) {
     console.log(`${describe(OURS.name, run, ours)} (targets: first row 40 ms, last resource 500 ms)`);
+    console.log(`  ${OURS.name}, ${run}: ${ours.breakdown ?? ""}`);
     if (theirs === undefined) {
       console.log(`${VS_CODE.name}: not measured: ${missing?.[0] ?? ""}`);
       continue;

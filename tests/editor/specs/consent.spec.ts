@@ -34,6 +34,20 @@ function folderUri(folder: string): string {
   return pathToFileURL(folder).href;
 }
 
+/** How many pixels the visible quick input's placeholder is wider than its box (not more than 0: shown whole). */
+function placeholderOverflow(wb: Workbench): Promise<number> {
+  return wb.quickInput.locator("input.input").evaluate((input: HTMLInputElement) => {
+    const context = document.createElement("canvas").getContext("2d");
+    const style = getComputedStyle(input);
+    if (context === null) {
+      throw new Error("no canvas to measure the placeholder with");
+    }
+    context.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return context.measureText(input.placeholder).width - room;
+  });
+}
+
 /** The extension's log lines after the first `since`. */
 function extensionLines(wb: Workbench, since: number): string[] {
   return wb.server.extensionLog().split("\n").slice(since);
@@ -54,6 +68,11 @@ test("the trust prompt names MCP Host Bridge and the executable that will run, n
   const text = await wb.waitForDialog(trustQuestion("repo"));
   await wb.screenshot("trust-dialog");
   expect(text).toContain(`Defined in: ${mcpJson}`);
+  // What will confine it, before it ever ran: the sidecar says what its first start gets on this machine.
+  expect(text).toContain(
+    "Sandboxed: Linux Landlock confines it, so it will be able to read and change only the folders you then choose",
+  );
+  expect(text).not.toContain("with your permissions");
   expect(text).toContain(`Command: node ${SERVER_FILESYSTEM}`);
   expect(text).toContain("Environment it sets: API_TOKEN, NODE_OPTIONS=--no-deprecation");
   expect(text).not.toContain("s3cret-value");
@@ -144,19 +163,50 @@ test("checking one of two folders shares exactly that folder with server-filesys
   expect(dialog).toMatch(/^Executable: \/.*node$/m);
   expect(dialog).toContain(folders.alpha);
   expect(dialog).toContain(folders.beta);
+  expect(dialog).toContain(
+    "Sandboxed: Linux Landlock confines it, so it will be able to read and change only the folders you share with it",
+  );
   await wb.screenshot("consent-dialog");
   // Nothing is shared while the question is open.
   await log.waitForLine(NO_ROOTS);
 
   await wb.pressDialogButton("Choose Folders…");
   await expect(wb.quickTitle).toContainText("MCP Host Bridge: Share Folders with “files” (1/2)");
-  await setChecked(wb, { alpha: true });
-  await wb.quickAccept();
+  // The placeholder shows whole, even in a window as narrow as 1 400 pixels.
+  await wb.page.setViewportSize({ width: 1400, height: 960 });
+  expect(await placeholderOverflow(wb)).toBeLessThanOrEqual(0);
+  // A click on alpha's box, then Enter, as a person does: Enter confirms the list (it once unchecked the box).
+  await wb.folderCheckbox("alpha").click();
+  await expect(wb.folderCheckbox("alpha")).toBeChecked();
+  await expect(wb.folderCheckbox("alpha"), "the focus to leave the box as the list is redrawn").not.toBeFocused();
+  await wb.page.keyboard.press("Enter");
   await expect(wb.quickTitle).toContainText("(2/2)");
   await wb.quickRow(/^Allow$/).click();
 
   const reported = await log.waitForLine(FILESYSTEM_ROOTS);
   expect(reported[1]).toBe("1");
+  expect(lastRootsSent(wb, FILES)).toEqual([folderUri(folders.alpha)]);
+  await expect(wb.status).toHaveText(/MCP 1 · 1 folder shared/);
+});
+
+test("one folder is shared in one step from the dialog, whose default shares nothing", async ({ folders, openEditor }) => {
+  const wb = await openEditor({ servers: { [FILES]: filesystemServer() }, folder: "alpha" });
+  const log = new ServerLog(wb.server, FILES);
+
+  const dialog = await wb.waitForDialog(/MCP Host Bridge: share the folder “alpha” with the MCP server “files”\?/);
+  expect(dialog).toContain("Share “alpha”: share it with this server until you change that.");
+  expect(dialog).toContain("Share for This Session: share it until the host bridge or VS Code restarts.");
+  expect(dialog).toContain("Read Only…: share it read only");
+  expect(dialog).toContain("Sandboxed: Linux Landlock confines it");
+  await expect(wb.dialog.getByRole("button", { name: "Don't Share", exact: true })).toBeFocused();
+  await expect(wb.dialog.getByRole("button", { name: "Choose Folders…", exact: true })).toHaveCount(0);
+  await wb.screenshot("consent-one-folder");
+  await wb.pressDialogButton("Share “alpha”");
+
+  // No list, no second step: the server gets alpha.
+  await expect(wb.dialog).toBeHidden();
+  await expect(wb.quickInput).toBeHidden();
+  expect((await log.waitForLine(FILESYSTEM_ROOTS))[1]).toBe("1");
   expect(lastRootsSent(wb, FILES)).toEqual([folderUri(folders.alpha)]);
   await expect(wb.status).toHaveText(/MCP 1 · 1 folder shared/);
 });

@@ -32,7 +32,7 @@ test("Pick Resource opened while servers start says why each has no resources an
     [folderQuestion("tools"), () => wb.pressDialogButton("Don't Share")],
     [folderQuestion("late"), () => wb.pressDialogButton("Don't Share")],
   ]);
-  await expect(wb.status).toHaveText(/MCP 1\/4 · no folders shared/);
+  await expect(wb.status).toHaveText(/MCP 1\/4 · starting late…/);
 
   await wb.runCommand("MCP: Pick Resource");
   await expect(wb.quickTitle).toHaveText("MCP Host Bridge: Pick Resource");

@@ -1,25 +1,24 @@
 // VS Code's own MCP support with host_bridge: it lists each server host_bridge runs as "<id> (MCP Host Bridge)"
 // and starts it through `host-bridge attach`, which reaches the sidecar's one live connection, so there is one
-// server process and the folders the user shares (or stops sharing) are what that server sees; and a server of
-// the workspace's .vscode/mcp.json, which VS Code could start on its own, is pointed out once per workspace.
+// server process and the folders the user shares (or stops sharing) are what that server sees. The servers of the
+// workspace's .vscode/mcp.json, which VS Code runs as its own copies, are named in one notice whose "Hand Over"
+// stops every copy VS Code runs; until then host_bridge's copy is not offered, so VS Code lists, and Browse
+// Resources shows, one copy of each.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { type CodeServer } from "../support/codeServer";
-import { expect, filesystemServer, test } from "../support/fixtures";
+import { everythingServer, expect, filesystemServer, test } from "../support/fixtures";
 import { writeWorkspaceServers } from "../support/folders";
-import { SERVER_FILESYSTEM } from "../support/paths";
+import { SERVER_EVERYTHING, SERVER_FILESYSTEM } from "../support/paths";
 import { type ProcessInfo, isRunning } from "../support/processes";
 import { FILESYSTEM_ROOTS, ServerLog, extensionLogLength } from "../support/serverLog";
-import { folderQuestion, setChecked, shareOnly, trustQuestion } from "../support/steps";
+import { answerPrompts, folderQuestion, setChecked, shareOnly, trustQuestion } from "../support/steps";
 import { type Workbench, waitFor } from "../support/workbench";
 
 const FILES = "files";
 const LABEL = `${FILES} (MCP Host Bridge)`;
 /** What the extension logs where VS Code has no `registerMcpServerDefinitionProvider`. */
 const NO_API = /this VS Code has no MCP server definition API.*/;
-/** The notice about a server VS Code's own MCP support can also start (the toast; the log has it without the prefix). */
-const NOTICE_TEXT = "VS Code's own MCP support also reads “repo”";
-const NOTICE = `MCP Host Bridge: ${NOTICE_TEXT}`;
 
 /** The processes of `processes` whose parent is not one of them: one per process tree. */
 function treeRoots(processes: readonly ProcessInfo[]): ProcessInfo[] {
@@ -104,44 +103,138 @@ test("VS Code's own MCP lists the shared server, runs it through host-bridge att
   expect(gatewaySessions(wb.server).filter((entry) => entry.event === "attached" && entry.server === FILES)).toHaveLength(1);
 });
 
-test("a .vscode/mcp.json server VS Code could also start is pointed out once per workspace, naming MCP Host Bridge", async ({ folders, openEditor }) => {
-  writeWorkspaceServers(folders.alpha, { repo: { type: "stdio", command: "node", args: [SERVER_FILESYSTEM] } });
+/** The server-filesystem processes VS Code itself runs (children of its extension host, not of the sidecar). */
+function vsCodesCopies(wb: Workbench): ProcessInfo[] {
+  const sidecars = new Set(wb.sidecars().map((info) => info.pid));
+  return treeRoots(wb.processesRunning(SERVER_FILESYSTEM)).filter((info) => !sidecars.has(info.ppid));
+}
+
+/** Start VS Code's own copy of `label` from "MCP: List Servers". */
+async function startInVsCode(wb: Workbench, label: RegExp): Promise<void> {
+  await wb.runCommand("MCP: List Servers");
+  await wb.quickRow(label).click();
+  await wb.quickRow(/^Start Server$/).click();
+  await expect(wb.quickInput).toBeHidden();
+}
+
+test("“Hand Over” stops VS Code's own copies of both servers of the workspace file, leaving one process per server", async ({ folders, openEditor }) => {
+  writeWorkspaceServers(folders.alpha, {
+    fs: { type: "stdio", command: "node", args: [SERVER_FILESYSTEM, "${workspaceFolder}"] },
+    fsv: { type: "stdio", command: "node", args: [SERVER_FILESYSTEM, "${hostBridge:sharedFolders}"] },
+  });
   const wb = await openEditor({ servers: {}, vsCodeMcp: true });
-  const log = new ServerLog(wb.server, "repo");
-  await wb.waitForDialog(trustQuestion("repo"));
+  await wb.waitForDialog(/MCP Host Bridge: trust and start the 2 MCP servers defined by this workspace file\?/);
   await wb.pressDialogButton("Trust and Start");
-  await wb.waitForDialog(folderQuestion("repo"));
-  await wb.pressDialogButton("Don't Share");
-  await log.waitForLine(/Secure MCP Filesystem Server running on stdio/);
+  await answerPrompts(wb, [
+    [folderQuestion("fs"), () => shareOnly(wb, "fs", { alpha: true, beta: false })],
+    [folderQuestion("fsv"), () => shareOnly(wb, "fsv", { alpha: true, beta: false })],
+  ]);
+  await expect(wb.status).toHaveText(/MCP 2 · 1 folder shared/);
   skipWithoutApi(wb);
 
-  const toast = wb.toasts.locator(".notification-toast", { hasText: NOTICE });
-  await expect(toast).toContainText("bypasses per-folder consent");
-  await expect(toast).toContainText("VS Code also lists “repo (MCP Host Bridge)”");
-  await expect(toast).toContainText("Disable (Workspace)");
-  await wb.screenshot("vscode-mcp-notice");
-  // Its button opens VS Code's installed MCP servers, where "Disable (Workspace)" hands VS Code's copy over:
-  // VS Code's list then shows its copy disabled and host_bridge's beside it.
-  await toast.getByRole("button", { name: "Show VS Code's MCP Servers" }).click();
-  const installed = wb.page
-    .locator(".part.sidebar .pane")
-    .filter({ has: wb.page.locator(".pane-header", { hasText: "MCP Servers - Installed" }) });
-  await installed.locator(".monaco-list-row", { hasText: "repo" }).click({ button: "right" });
-  await wb.page.locator(".context-view .action-label", { hasText: /^Disable \(Workspace\)$/ }).click();
+  // While VS Code runs its own copies, host_bridge's are not offered to it: its list holds one of each server.
   await wb.runCommand("MCP: List Servers");
-  await expect(wb.quickRow(/^repo$/)).toContainText("Disabled");
-  await expect(wb.quickRow(/^repo$/)).toContainText("alpha/.vscode/mcp.json");
-  await expect(wb.quickRow("repo (MCP Host Bridge)")).toContainText("MCP Host Bridge");
+  await expect(wb.quickRow(/^fs$/)).toContainText("alpha/.vscode/mcp.json");
+  await expect(wb.quickRow(/^fsv$/)).toBeVisible();
+  await expect(wb.quickRow(/\(MCP Host Bridge\)/)).toHaveCount(0);
+  await wb.page.keyboard.press("Escape");
+  // The user starts VS Code's copy of fs: two server-filesystem processes for fs, one outside consent.
+  await startInVsCode(wb, /^fs$/);
+  await waitFor("VS Code's own copy of fs", () => vsCodesCopies(wb)[0]);
+  expect(treeRoots(wb.processesRunning(SERVER_FILESYSTEM))).toHaveLength(3);
+
+  // One notice names both servers and says why fsv cannot start in VS Code; one action hands both over.
+  const notice = await wb.notification("VS Code's own MCP support also runs “fs” and “fsv” from alpha/.vscode/mcp.json");
+  await expect(notice).toContainText("outside per-folder consent and the sandbox");
+  await expect(notice).toContainText("“fsv” cannot start there: VS Code does not fill in ${hostBridge:sharedFolders}");
+  await wb.screenshot("vscode-mcp-notice");
+  await notice.getByRole("button", { name: "Hand Over" }).click();
+
+  // One process per server, both the sidecar's; VS Code's list shows its copies stopped and host_bridge's beside them.
+  await expect.poll(() => vsCodesCopies(wb).length, { message: "VS Code's copy to stop" }).toBe(0);
+  const roots = treeRoots(wb.processesRunning(SERVER_FILESYSTEM));
+  expect(roots).toHaveLength(2);
+  expect(roots.every((info) => wb.sidecars().some((sidecar) => sidecar.pid === info.ppid))).toBe(true);
+  await wb.runCommand("MCP: List Servers");
+  await expect(wb.quickRow(/^fs$/)).toContainText("Stopped");
+  await expect(wb.quickRow(/^fsv$/)).toContainText("Stopped");
+  await expect(wb.quickRow("fs (MCP Host Bridge)")).toBeVisible();
+  await expect(wb.quickRow("fsv (MCP Host Bridge)")).toBeVisible();
   await wb.screenshot("vscode-mcp-handover");
   await wb.page.keyboard.press("Escape");
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickRow(/^fs$/)).toContainText("handed over");
+  await expect(wb.quickRow(/^fsv$/)).toContainText("handed over");
+  await wb.page.keyboard.press("Escape");
 
-  // Not again in this workspace: after a reload the server runs again and nothing is said.
-  const mark = log.mark();
+  // VS Code starts its copy again (as its chat or Browse Resources would): it is stopped again, and the user told.
+  await startInVsCode(wb, /^fs$/);
+  await wb.notification("VS Code started its own copy of “fs” again");
+  await expect.poll(() => vsCodesCopies(wb).length, { message: "VS Code's copy to be stopped again" }).toBe(0);
+
+  // Remembered for the workspace: after a reload nothing is said again, and only host_bridge's copies run.
   const extensionMark = extensionLogLength(wb.server);
   await wb.reload();
-  await log.waitForLine(/Secure MCP Filesystem Server running on stdio/, mark);
-  await expect(wb.status).toHaveText(/MCP 1/);
-  const said = wb.server.extensionLog().split("\n").slice(extensionMark).filter((line) => line.includes(NOTICE_TEXT));
+  await expect(wb.status).toHaveText(/MCP 2 · 1 folder shared/);
+  await wb.runCommand("MCP: Show Server Status");
+  await expect(wb.quickRow(/^fs$/)).toContainText("handed over");
+  await wb.page.keyboard.press("Escape");
+  const said = wb.server.extensionLog().split("\n").slice(extensionMark).filter((line) => line.includes("also runs"));
   expect(said).toEqual([]);
-  await expect(wb.page.locator(".notification-toast", { hasText: NOTICE })).toHaveCount(0);
+  expect(vsCodesCopies(wb)).toEqual([]);
 });
+
+test("MCP: Browse Resources lists each resource once, through host-bridge attach or VS Code's own copy, never both", async ({ folders, openEditor }) => {
+  writeWorkspaceServers(folders.alpha, { docs: { type: "stdio", command: "node", args: [SERVER_EVERYTHING, "stdio"] } });
+  const wb = await openEditor({ servers: { every: everythingServer() }, vsCodeMcp: true });
+  await answerPrompts(wb, [
+    [trustQuestion("docs"), () => wb.pressDialogButton("Trust and Start")],
+    [folderQuestion("docs"), () => wb.pressDialogButton("Don't Share")],
+    [folderQuestion("every"), () => wb.pressDialogButton("Don't Share")],
+  ]);
+  await expect(wb.status).toHaveText(/MCP 2 · no folders shared/);
+  skipWithoutApi(wb);
+
+  // “every” (user settings) only through host-bridge attach; “docs” only as VS Code's own copy, since host_bridge's
+  // is not offered while VS Code runs its own: every resource once under each server.
+  const rows = await browseResources(wb);
+  expect(new Set(rows.map((row) => row.group))).toEqual(new Set(["docs", "every (MCP Host Bridge)"]));
+  for (const group of ["docs", "every (MCP Host Bridge)"]) {
+    expect(rows.filter((row) => row.group === group).map((row) => row.label)).toEqual(
+      expect.arrayContaining(EVERYTHING_RESOURCES),
+    );
+  }
+  expect(duplicates(rows)).toEqual([]);
+  await wb.screenshot("vscode-browse-resources");
+});
+
+/** What the pinned server-everything lists as resources (its documents and two dynamic ones). */
+const EVERYTHING_RESOURCES = ["architecture.md", "how-it-works.md", "Dynamic Text Resource"];
+
+/** "MCP: Browse Resources...": every row once the list stops changing, then closed. */
+async function browseResources(wb: Workbench): Promise<{ label: string; group: string }[]> {
+  await wb.runCommand("MCP: Browse Resources...");
+  await expect(wb.quickRow("architecture.md").first()).toBeVisible();
+  let rows: { label: string; group: string }[] = [];
+  await expect
+    .poll(
+      async () => {
+        const previous = JSON.stringify(rows);
+        rows = await wb.allQuickRows();
+        return rows.length > 0 && JSON.stringify(rows) === previous;
+      },
+      { message: "Browse Resources to list everything", intervals: [1000] },
+    )
+    .toBe(true);
+  await wb.page.keyboard.press("Escape");
+  await expect(wb.quickInput).toBeHidden();
+  return rows;
+}
+
+/** The rows listed more than once under the same server. */
+function duplicates(rows: readonly { label: string; group: string }[]): string[] {
+  const seen = new Set<string>();
+  return rows
+    .map((row) => `${row.group}: ${row.label}`)
+    .filter((row) => (seen.has(row) ? true : (seen.add(row), false)));
+}

@@ -61,6 +61,8 @@ export interface EditorOptions {
   readonly python?: string;
   /** code-server's environment, and so the sidecar's and pip's (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Open only this folder of the workspace, as a folder window (default: the two-folder workspace). */
+  readonly folder?: "alpha" | "beta";
 }
 
 /** The user settings that leave VS Code's own MCP support on (VS Code still starts no server by itself). */
@@ -126,7 +128,11 @@ export const test = base.extend<{
         options.env,
       );
       servers.push(server);
-      return Workbench.open(page, server, { workspace: folders.workspaceFile });
+      return Workbench.open(
+        page,
+        server,
+        options.folder === undefined ? { workspace: folders.workspaceFile } : { folder: folders[options.folder] },
+      );
     });
     for (const server of servers) {
       await server.stop();

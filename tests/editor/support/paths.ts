@@ -80,3 +80,10 @@ export function checkPrepared(): void {
     throw new Error(`the editor tests are not prepared (run \`make e2e\`):\n${missing.join("\n")}`);
   }
 }
+
+/**
+ * How many times longer than usual the steps may take (`HOST_BRIDGE_E2E_SLOWDOWN`, default 1): for a machine so busy
+ * that code-server takes a minute to start an extension host. Every wait still ends on what it waits for.
+ */
+export const SLOWDOWN = Math.max(1, Number(process.env.HOST_BRIDGE_E2E_SLOWDOWN ?? "1") || 1);
+

@@ -4,11 +4,11 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { type Locator, type Page, expect } from "@playwright/test";
 import type { CodeServer } from "./codeServer";
-import { SCREENSHOTS } from "./paths";
+import { SCREENSHOTS, SLOWDOWN } from "./paths";
 import { descendants, type ProcessInfo } from "./processes";
 
 /** How long a step may take on a slow, shared machine before the test fails naming it. */
-export const STEP_TIMEOUT = 45_000;
+export const STEP_TIMEOUT = 45_000 * SLOWDOWN;
 
 /** Poll `probe` until it returns a value other than `undefined`; fail naming `what` after `timeout` ms. */
 export async function waitFor<T>(what: string, probe: () => T | undefined, timeout = STEP_TIMEOUT): Promise<T> {
@@ -198,6 +198,22 @@ export class Workbench {
   /** The lines of the active text editor. */
   get editorLines(): Locator {
     return this.page.locator(".editor-group-container.active .monaco-editor .view-lines");
+  }
+
+  /**
+   * The notification holding `text`: its toast, or its entry in the notification center, which is opened when the
+   * toast is gone (a toast hides after a while, or behind a modal dialog). Waits until the extension logged it.
+   */
+  async notification(text: string): Promise<Locator> {
+    await waitFor(`the notification “${text}”`, () => (this.server.extensionLog().includes(text) ? true : undefined));
+    const toast = this.toasts.locator(".notification-toast", { hasText: text });
+    if (await toast.isVisible()) {
+      return toast;
+    }
+    await this.runCommand("Notifications: Show Notifications");
+    const entry = this.page.locator(".notifications-center .notification-list-item", { hasText: text });
+    await expect(entry).toBeVisible();
+    return entry;
   }
 
   /** Notification toasts. */

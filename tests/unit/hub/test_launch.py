@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from host_bridge.hub.config import load_servers
-from host_bridge.hub.launch import depends_on_folders, expand_shared_folders, plan_launch
+from host_bridge.hub.launch import depends_on_folders, expand_shared_folders, plan_launch, planned_sandbox
 
 VARIABLE = "${hostBridge:sharedFolders}"
 FOLDERS = ["/work/alpha", "/work/beta"]
@@ -89,6 +89,22 @@ def test_a_runtime_inside_a_workspace_folder_that_is_not_shared_is_named_in_a_wa
     launch.clean_up()
     assert launch.policy is not None
     assert any(str(project) in warning and "not shared" in warning for warning in launch.policy.warnings)
+
+
+def test_a_server_not_started_yet_is_told_what_its_sandbox_will_be_on_this_machine() -> None:
+    from host_bridge.sandbox.support import mechanism_for, supported
+
+    planned = planned_sandbox("enforce")
+    enforceable, sentence = supported()
+    assert planned.planned and planned.setting == "enforce"
+    assert planned.enforced is enforceable and planned.summary == sentence
+    assert planned.mechanism == (mechanism_for() if enforceable else "none")
+
+
+def test_a_server_whose_sandbox_is_off_is_told_before_it_starts_that_nothing_will_confine_it() -> None:
+    planned = planned_sandbox("off")
+    assert planned.planned and not planned.enforced and planned.mechanism == "none"
+    assert "every file your account can" in planned.summary
 
 
 @pytest.mark.requirement("I10")

@@ -11,6 +11,7 @@ from typing import Any, get_args
 from host_bridge.consent.fingerprint import TransportKind
 from host_bridge.hub import connection
 from host_bridge.hub.config import SHARED_FOLDERS, ServerConfig, load_servers
+from host_bridge.hub.launch import planned_sandbox
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports import transport_for
 from host_bridge.hub.transports.http import HttpTransport
@@ -55,12 +56,13 @@ def test_a_command_that_cannot_run_is_a_permanent_failure_naming_it_and_where_it
     assert HttpTransport(config(ENTRIES["http"]), ConnectionSettings()).permanent_failure(missing) is None
 
 
-def test_before_its_first_start_a_stdio_server_has_no_launch_and_its_sandbox_says_so() -> None:
-    stdio = StdioTransport(config(ENTRIES["stdio"]), ConnectionSettings(sandbox="enforce"))
+def test_before_its_first_start_a_stdio_server_has_no_launch_and_its_sandbox_is_the_one_planned_here() -> None:
+    stdio = StdioTransport(config(ENTRIES["stdio"]), ConnectionSettings(sandbox="enforce", network="off"))
     assert stdio.launch is None
     assert not stdio.needs_restart(["/somewhere"])
     sandbox = stdio.sandbox()
-    assert (sandbox.setting, sandbox.enforced, sandbox.summary) == ("enforce", False, "not started yet")
+    assert sandbox == planned_sandbox("enforce").model_copy(update={"network": "off"})
+    assert sandbox.planned
     assert stdio.closed_request_ends_session
 
 

@@ -296,6 +296,24 @@ def test_the_summary_names_the_mechanism_the_shared_folders_and_the_home_folder(
     assert str(shared) in policy.summary and f"the rest of {home} included, is refused" in policy.summary
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock")
+@pytest.mark.parametrize("count", [0, 1, 2])
+def test_the_summary_reads_as_english_for_no_one_and_several_shared_folders(base: Path, home: Path, count: int) -> None:
+    shared = [base / name for name in ("webapp", "api")[:count]]
+    for folder in shared:
+        folder.mkdir()
+    policy = policy_for_launch("/bin/sh", [], cwd=None, env={}, shared_folders=shared, home=home, private_tmp=base)
+    if not policy.enforced:
+        pytest.skip(policy.summary)
+    expected = {
+        0: "it can write only its private temp folder (no folder is shared with it)",
+        1: f"it can write only the folder you shared, {base / 'webapp'}, and its private temp folder",
+        2: "it can write only the 2 folders you shared, ",
+    }[count]
+    assert expected in policy.summary
+    assert "only no" not in policy.summary
+
+
 @posix_only
 def test_the_wire_form_gives_the_runner_the_same_rules(base: Path, home: Path) -> None:
     shared = base / "webapp"

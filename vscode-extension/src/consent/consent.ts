@@ -3,6 +3,7 @@
 // from consentModel; this file only drives the dialogs and pickers.
 import * as os from "node:os";
 import * as vscode from "vscode";
+import type { CommandId } from "../commandIds";
 import type { Ctx } from "../ctx";
 import {
   type AllowKind,
@@ -16,12 +17,15 @@ import {
   chooserPlaceholder,
   denyAll,
   folderAnswers,
+  folderChoiceAnswer,
+  isReadOnly,
   folderChoices,
   folderDetail,
   folderItem,
   folderNames,
   folderQuestion,
   manageItems,
+  managePlaceholder,
   manageableFolders,
   pickerTitle,
   serverItem,
@@ -35,6 +39,7 @@ import {
   trustQuestion,
   unshareParentPrompt,
 } from "./consentModel";
+import type { Confinement } from "./confinement";
 import * as protocol from "../protocol";
 import { errorMessage, fileUriPath, product } from "../text";
 import { type Cancellation, NEVER_CANCELLED, pickMany, pickOne } from "../ui/quickPick";
@@ -73,7 +78,7 @@ export class Consent {
       const why = params.reason === undefined ? "" : ` (${params.reason})`;
       this.ctx.log.info(`consent: asking about ${what} for the MCP server “${params.server.id}”${why}`);
       try {
-        return await askConsent(params, token);
+        return await this.ctx.prompts.during(() => askConsent(params, token, (id) => this.ctx.servers.get(id)));
       } catch (error) {
         this.ctx.log.error(
           `consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`,
@@ -88,7 +93,15 @@ function pathDisplay(): PathDisplay {
   return { toPath: fsPath, home: os.homedir() };
 }
 
-async function askConsent(params: protocol.AskConsentParams, token: Cancellation): Promise<protocol.AskConsentResult> {
+/**
+ * Ask about trust and folders. `confinementOf` gives what the sidecar last said of a server's sandbox, so that the
+ * dialogs say what will confine it.
+ */
+async function askConsent(
+  params: protocol.AskConsentParams,
+  token: Cancellation,
+  confinementOf: (id: string) => Confinement | undefined,
+): Promise<protocol.AskConsentResult> {
   const { server, roots } = params;
   if (token.isCancellationRequested) {
     // No `trust` at all: the sidecar records nothing and the server keeps waiting for trust.
@@ -101,7 +114,7 @@ async function askConsent(params: protocol.AskConsentParams, token: Cancellation
       token,
       vscode.window.showWarningMessage(
         trustQuestion(server, params.batch),
-        { modal: true, detail: trustDetail(server, display, params.batch) },
+        { modal: true, detail: trustDetail(server, display, params.batch, confinementOf) },
         ...trustChoices(),
       ),
       () =>
@@ -122,24 +135,45 @@ async function askConsent(params: protocol.AskConsentParams, token: Cancellation
     return answer([]);
   }
 
+  const detail = folderDetail(
+    server,
+    roots,
+    params.visibleThrough ?? [],
+    display,
+    folderNames(roots),
+    confinementOf(server.id),
+  );
   const choice = await untilCancelled(
     token,
     vscode.window.showInformationMessage(
       folderQuestion(server, roots, params.reason),
-      { modal: true, detail: folderDetail(server, roots, params.visibleThrough ?? [], display, folderNames(roots)) },
-      ...folderChoices(),
+      { modal: true, detail },
+      ...folderChoices(roots),
     ),
     () => lateAnswer(server, "nothing was shared. Run “MCP: Manage Shared Folders” to share folders."),
   );
-  if (choice === Choice.dontShare) {
-    return answer(denyAll(roots));
-  }
-  if (choice !== Choice.chooseFolders) {
+  const answered = folderChoiceAnswer(choice, roots);
+  if (answered === undefined) {
     // Cancel (or Escape): nothing is decided; the sidecar asks again when it next starts.
     return answer([]);
   }
-
   const title = `Share Folders with ${serverName(server)}`;
+  if (answered === "kind") {
+    const kind = await pickAllowKind(pickerTitle(`${title} Read Only`), roots.length, token, true);
+    return answer(
+      kind === undefined
+        ? []
+        : folderAnswers(
+            roots,
+            roots.map((root) => root.uri),
+            kind,
+          ),
+    );
+  }
+  if (answered !== "choose") {
+    return answer(answered);
+  }
+
   const checked = await pickFolders(
     roots.map((root) => folderItem(root, display)),
     pickerTitle(`${title} (1/2)`),
@@ -165,9 +199,17 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
   try {
     const status = await ctx.status();
     if (status.servers.length === 0) {
-      void vscode.window.showInformationMessage(
-        product("no MCP servers are configured. Add one in the setting “hostBridge.servers” or in .vscode/mcp.json."),
-      );
+      const add = "Add a Server…";
+      void vscode.window
+        .showInformationMessage(
+          product("no MCP servers are configured. Add one in the setting “hostBridge.servers” or in .vscode/mcp.json."),
+          add,
+        )
+        .then(async (choice) => {
+          if (choice === add) {
+            await vscode.commands.executeCommand("hostBridge.addServer" satisfies CommandId);
+          }
+        });
       return;
     }
     server =
@@ -194,7 +236,7 @@ async function manageSharedFolders(ctx: Ctx, serverId?: unknown): Promise<void> 
     const selected = await pickFolders(
       manageItems(folders, server, display),
       title,
-      "Check the folders this MCP server may see; a folder inside a shared one is visible through it",
+      managePlaceholder(),
       NEVER_CANCELLED,
     );
     if (selected === undefined) {
@@ -332,9 +374,14 @@ async function pickFolders(
   return checked?.map((item) => item.uri);
 }
 
-/** The last step of sharing: remembered, or for this session only. */
-async function pickAllowKind(title: string, count: number, token: Cancellation): Promise<AllowKind | undefined> {
-  const items: (vscode.QuickPickItem & { decision: AllowKind })[] = [
+/** The last step of sharing: read and write or read only (only read only when `readOnly`), remembered or not. */
+async function pickAllowKind(
+  title: string,
+  count: number,
+  token: Cancellation,
+  readOnly = false,
+): Promise<AllowKind | undefined> {
+  const kinds: (vscode.QuickPickItem & { decision: AllowKind })[] = [
     { label: Choice.allow, description: "read and write, remembered until you change it", decision: "allow" },
     {
       label: Choice.allowSession,
@@ -352,9 +399,10 @@ async function pickAllowKind(title: string, count: number, token: Cancellation):
       decision: "allowSessionReadOnly",
     },
   ];
+  const items = readOnly ? kinds.filter((item) => isReadOnly(item.decision)) : kinds;
   const picked = await pickOne(
     vscode.window.createQuickPick<(typeof items)[number]>(),
-    { title, placeholder: allowKindPlaceholder(count), ignoreFocusOut: true, items },
+    { title, placeholder: allowKindPlaceholder(count, readOnly), ignoreFocusOut: true, items },
     token,
   );
   return picked?.decision;

@@ -6,6 +6,7 @@
 // Shared Folders), and every button's meaning is written in the dialog.
 import type * as protocol from "../protocol";
 import { rootName, serverLabel, stateLabel } from "../status/statusModel";
+import { type Confinement, confinementSentence } from "./confinement";
 import {
   INVISIBLE_CHARS,
   escapeCodePoint,
@@ -23,6 +24,11 @@ export type FolderDecision = protocol.RootDecision["decision"];
 /** How a folder is shared: read and write or read only, remembered or for this session. */
 export type AllowKind = "allow" | "allowSession" | "allowReadOnly" | "allowSessionReadOnly";
 
+/** Whether `kind` shares read only. */
+export function isReadOnly(kind: AllowKind): boolean {
+  return kind === "allowReadOnly" || kind === "allowSessionReadOnly";
+}
+
 /** Button titles of the consent modals; one place so the flow and its tests agree. */
 export const Choice = {
   trust: "Trust and Start",
@@ -33,7 +39,18 @@ export const Choice = {
   allowSessionReadOnly: "Allow Read Only for This Session",
   chooseFolders: "Choose Folders…",
   dontShare: "Don't Share",
+  shareForSession: "Share for This Session",
+  shareReadOnly: "Read Only…",
 } as const;
+
+/** The longest folder name a button shows whole. */
+const BUTTON_NAME_LENGTH = 32;
+
+/** The button that shares the one folder of a folder modal for good: `Share “ws”`. */
+export function shareFolderChoice(name: string): string {
+  const shown = visible(name);
+  return `Share “${shown.length > BUTTON_NAME_LENGTH ? `${shown.slice(0, BUTTON_NAME_LENGTH - 1)}…` : shown}”`;
+}
 
 /** One of {@link Choice}'s titles. */
 export type ChoiceTitle = (typeof Choice)[keyof typeof Choice];
@@ -261,9 +278,42 @@ export function folderItem(
   };
 }
 
-/** Buttons of the folder modal, the first being the default (Enter): it opens the chooser and shares nothing. */
-export function folderChoices(): ChoiceTitle[] {
+/**
+ * Buttons of the folder modal, the first being the default (Enter), which shares nothing: for several folders
+ * "Choose Folders…" (it only opens the list) and "Don't Share"; for one folder the answers themselves, "Don't
+ * Share" first, then `Share “ws”` and "Share for This Session", so that one folder takes one step, and "Read
+ * Only…", which opens the step that shares it read only.
+ */
+export function folderChoices(roots: readonly Pick<protocol.Candidate, "name">[]): string[] {
+  const only = roots.length === 1 ? roots[0] : undefined;
+  if (only !== undefined) {
+    return [Choice.dontShare, shareFolderChoice(only.name), Choice.shareForSession, Choice.shareReadOnly];
+  }
   return [Choice.chooseFolders, Choice.dontShare];
+}
+
+/**
+ * What a folder modal's button means: the answers to send, `choose` (open the list), `kind` (ask how the one folder
+ * is shared: read only or not, for how long) or `undefined` (Cancel).
+ */
+export function folderChoiceAnswer(
+  choice: string | undefined,
+  roots: readonly protocol.Candidate[],
+): protocol.RootDecision[] | "choose" | "kind" | undefined {
+  const only = roots.length === 1 ? roots[0] : undefined;
+  if (choice === Choice.dontShare) {
+    return denyAll(roots);
+  }
+  if (only !== undefined && choice === shareFolderChoice(only.name)) {
+    return [{ uri: only.uri, decision: "allow" }];
+  }
+  if (only !== undefined && choice === Choice.shareForSession) {
+    return [{ uri: only.uri, decision: "allowSession" }];
+  }
+  if (only !== undefined && choice === Choice.shareReadOnly) {
+    return "kind";
+  }
+  return only === undefined && choice === Choice.chooseFolders ? "choose" : undefined;
 }
 
 /** Buttons of the trust modal, the first being the default (Enter): it does not start the server. */
@@ -327,7 +377,9 @@ export function folderDetail(
   visibleThrough: readonly protocol.VisibleThrough[],
   display: PathDisplay,
   names: ReadonlyMap<string, string> = new Map(),
+  confinement?: Confinement,
 ): string {
+  const only = roots.length === 1 ? roots[0] : undefined;
   const lines = [
     roots.length === 1 ? "The folder:" : "The folders:",
     ...listed(roots.map((root) => `  ${shownPath(root.uri, display)}`)),
@@ -344,26 +396,45 @@ export function folderDetail(
     "",
     ...launchLines(server, display),
     "",
+    confinementSentence(server, confinement, "the folders you share with it"),
     "A shared folder is offered to the server as an MCP root, a place it may read and change files in.",
     "",
-    `${Choice.chooseFolders}: check the folders to share; none is checked to begin with. Folders you leave unchecked are remembered as not shared with this server.`,
-    roots.length === 1
-      ? `${Choice.dontShare}: don't share it with this server, and don't ask again.`
-      : `${Choice.dontShare}: share none of them with this server, and don't ask again.`,
+    ...(only === undefined
+      ? [
+          `${Choice.chooseFolders}: check the folders to share; none is checked to begin with. Folders you leave unchecked are remembered as not shared with this server.`,
+          `${Choice.dontShare}: share none of them with this server, and don't ask again.`,
+        ]
+      : [
+          `${Choice.dontShare}: don't share it with this server, and don't ask again.`,
+          `${shareFolderChoice(only.name)}: share it with this server until you change that.`,
+          `${Choice.shareForSession}: share it until the host bridge or VS Code restarts.`,
+          `${Choice.shareReadOnly}: share it read only (the sandbox refuses every write there), remembered or for this session.`,
+        ]),
     "Cancel: decide later; nothing is shared now, and you are asked again when the host bridge next starts.",
     "Change your answer at any time with “MCP: Manage Shared Folders”.",
   );
   return lines.join("\n");
 }
 
-/** The placeholder of the folder chooser (step 1 of 2). */
+/**
+ * The placeholder of the folder chooser (step 1 of 2); short enough to show whole in VS Code's quick input (at most
+ * 600 pixels wide). The modal before it says that unchecked folders are remembered as not shared.
+ */
 export function chooserPlaceholder(): string {
-  return "Check the folders to share, then press Enter. Unchecked folders are remembered as not shared; Escape decides nothing.";
+  return "Check the folders to share, then press Enter (the rest stay unshared)";
+}
+
+/** The placeholder of "MCP: Manage Shared Folders"' folder list; short enough to show whole. */
+export function managePlaceholder(): string {
+  return "Check the folders this server may see, then press Enter";
 }
 
 /** The placeholder of the last step of sharing: read and write or read only, and for how long. */
-export function allowKindPlaceholder(count: number): string {
+export function allowKindPlaceholder(count: number, readOnly = false): string {
   const folders = count === 1 ? "the folder" : `the ${count} folders`;
+  if (readOnly) {
+    return `Share ${folders} read only for how long? Escape shares nothing.`;
+  }
   return `Share ${folders} to read and write, or read only, and how long? Escape shares nothing.`;
 }
 
@@ -403,14 +474,17 @@ export function trustDetail(
   server: protocol.ServerRef,
   display: PathDisplay,
   batch: readonly protocol.ServerRef[] = [],
+  confinementOf: (id: string) => Confinement | undefined = () => undefined,
 ): string {
   const servers = [server, ...batch];
+  const confined = (each: protocol.ServerRef): string =>
+    confinementSentence(each, confinementOf(each.id), "the folders you then choose");
   const described =
     batch.length === 0
-      ? launchLines(server, display)
+      ? [...launchLines(server, display), confined(server)]
       : servers.flatMap((each, index) => [
           `${index + 1}. ${serverName(each)}`,
-          ...launchLines(each, display).map((line) => `    ${line}`),
+          ...[...launchLines(each, display), confined(each)].map((line) => `    ${line}`),
         ]);
   const single = batch.length === 0;
   return [
@@ -418,7 +492,7 @@ export function trustDetail(
     "",
     single && server.transport === "http"
       ? "It will be contacted from your machine. Trust it only if you know this address."
-      : `${single ? "It" : "They"} will run on your machine with your permissions. Trust only programs you recognise.`,
+      : `${single ? "It runs" : "They run"} on your machine. Trust only programs you recognise.`,
     "",
     single
       ? `${Choice.dontTrust}: it is not started, and you are not asked again about this definition (an edited definition asks again).`

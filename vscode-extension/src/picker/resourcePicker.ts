@@ -75,6 +75,7 @@ export class ResourcePicker {
   }
 
   private async run(title: string): Promise<PickerAnswer | undefined> {
+    const opened = Date.now();
     this.memory.pickerOpened();
     this.listeners.push(
       this.ctx.onResourcesChanged(({ server }) => this.listing.relistReporting(server)),
@@ -107,6 +108,10 @@ export class ResourcePicker {
       },
     );
     this.rendering.shown();
+    // For the benchmark's breakdown (tests/editor/specs/benchmark.spec.ts): when the picker was asked for and shown.
+    this.ctx.log.trace(
+      `picker: opened at ${opened}, shown at ${Date.now()} with ${this.pick.items.length} rows of ${this.catalog.size} resources and templates`,
+    );
     return answer;
   }
 

@@ -5,6 +5,7 @@ import type { CommandId } from "../commandIds";
 import type { Ctx } from "../ctx";
 import * as protocol from "../protocol";
 import type { Sidecar } from "../sidecar/sidecar";
+import type { HandOver } from "../vscodeMcp/handOver";
 import {
   type ServerActionId,
   sandboxMessage,
@@ -31,6 +32,7 @@ export class StatusView {
     private readonly ctx: Ctx,
     private readonly sidecar: Sidecar,
     private readonly trust: WorkspaceTrustWait,
+    private readonly handOver: HandOver,
   ) {
     this.item.name = "MCP Host Bridge";
     this.item.command = "hostBridge.showStatus" satisfies CommandId;
@@ -41,6 +43,7 @@ export class StatusView {
       ctx.onStateChanged(render),
       ctx.onStarted(render),
       trust.onDidChange(render),
+      handOver.onDidChange(render),
     );
     this.render();
     this.item.show();
@@ -49,6 +52,16 @@ export class StatusView {
   /** "MCP: Show Server Status", while marked as an open picker. */
   show(): Promise<void> {
     return this.ctx.pickers.during(() => this.showStatus());
+  }
+
+  /**
+   * "Add a server…": the user settings (JSON) opened at `hostBridge.servers`, which VS Code adds (as `{}`) if it is
+   * not there yet; a server entry written there starts without a restart.
+   */
+  async addServer(): Promise<void> {
+    await vscode.commands.executeCommand("workbench.action.openSettingsJson", {
+      revealSetting: { key: "hostBridge.servers", edit: true },
+    });
   }
 
   /** "MCP: Restart Host Bridge" (also offered by the status picker and a failed start's message). */
@@ -66,6 +79,8 @@ export class StatusView {
       [...this.ctx.servers.values()],
       this.sidecar.pid,
       this.trust.waiting,
+      this.ctx.statusKnown,
+      (id) => this.handOver.stateOf(id),
     );
     this.item.text = view.text;
     const tooltip = new vscode.MarkdownString(view.tooltip);
@@ -94,7 +109,17 @@ export class StatusView {
       picks.push({ label: "Servers", kind: vscode.QuickPickItemKind.Separator });
     }
     for (const server of servers) {
-      picks.push({ ...serverPickTexts(server), run: () => this.showServerActions(server.id) });
+      picks.push({
+        ...serverPickTexts(server, new Date(), this.handOver.stateOf(server.id)),
+        run: () => this.showServerActions(server.id),
+      });
+    }
+    if (this.handOver.pending) {
+      picks.push({
+        label: "$(arrow-swap) Hand over this workspace's servers from VS Code",
+        description: "VS Code's own MCP support runs its own copies, outside per-folder consent",
+        run: () => this.handOver.handOverAll(),
+      });
     }
     const waiting = waitingPicks(this.trust.waiting);
     if (waiting.length > 0) {
@@ -108,6 +133,13 @@ export class StatusView {
         });
       }
     }
+    if (servers.length === 0 && waiting.length === 0 && this.ctx.sidecarState.kind === "running") {
+      picks.push({
+        label: "$(add) Add a server…",
+        description: "opens hostBridge.servers in your user settings",
+        run: () => this.addServer(),
+      });
+    }
     picks.push(
       { label: "Host bridge", kind: vscode.QuickPickItemKind.Separator },
       { label: "$(output) Show log", run: async () => this.ctx.log.show() },
@@ -120,7 +152,7 @@ export class StatusView {
           ? "Pick a server for its actions"
           : waiting.length > 0
             ? "No MCP server runs: the workspace's servers wait for workspace trust"
-            : "No MCP servers are known",
+            : "No MCP server is configured yet: add one in your settings or in .vscode/mcp.json",
       matchOnDescription: true,
       matchOnDetail: true,
     });
@@ -132,7 +164,8 @@ export class StatusView {
     if (server === undefined) {
       return;
     }
-    const picked = await vscode.window.showQuickPick(serverActions(server, this.ctx.sidecarState), {
+    const actions = serverActions(server, this.ctx.sidecarState, new Date(), this.handOver.stateOf(server.id));
+    const picked = await vscode.window.showQuickPick(actions, {
       title: product(`MCP Server ${noIcons(visible(serverLabel(server)))}`),
       placeHolder: "Pick an action",
     });
@@ -164,6 +197,12 @@ export class StatusView {
         return;
       case "restartSidecar":
         await this.restartSidecar();
+        return;
+      case "handOver":
+        await this.handOver.handOverAll();
+        return;
+      case "giveBack":
+        await this.handOver.giveBack(server.id);
         return;
     }
   }

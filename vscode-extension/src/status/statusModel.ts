@@ -24,7 +24,23 @@ export interface PickTexts {
  * What a server's action entry does when picked: `folders` (what its folders are to it; opens Manage Shared
  * Folders) and `sandbox` (its sandbox; shows the whole sentence) describe the server first.
  */
-export type ServerActionId = "folders" | "sandbox" | "restartServer" | "showLog" | "manageFolders" | "restartSidecar";
+export type ServerActionId =
+  "folders" | "sandbox" | "restartServer" | "showLog" | "manageFolders" | "restartSidecar" | "handOver" | "giveBack";
+
+/** How a server stands with the copy VS Code's own MCP support runs of it (vscodeMcp/vsCodeCopies.ts). */
+export type CopyState = "handedOver" | "vsCodeRunsItsOwn" | "vsCodeCopyCannotStart";
+
+/** A server's copy state in words, for the status. */
+export function copyText(state: CopyState): string {
+  switch (state) {
+    case "handedOver":
+      return "handed over: VS Code's own copy is stopped";
+    case "vsCodeRunsItsOwn":
+      return "VS Code also runs its own copy, outside per-folder consent";
+    case "vsCodeCopyCannotStart":
+      return "VS Code's own copy cannot start: VS Code does not fill in ${hostBridge:sharedFolders}; hand it over";
+  }
+}
 
 /** One entry of a server's action picker. */
 export interface ServerAction extends PickTexts {
@@ -118,44 +134,120 @@ export function foldersText(
 
 /**
  * A stdio server's OS sandbox in one sentence: `Sandbox: ` and the sidecar's summary when it is enforced, else
- * `not sandboxed` (with the summary's reason when it was started); undefined for a server without one (http).
+ * `not sandboxed` and why; before its first start (`planned`), what that start will get. Undefined for a server
+ * without one (http).
  */
 export function sandboxText(server: Pick<ServerStatus, "sandbox">): string | undefined {
   const sandbox = server.sandbox;
   if (sandbox === undefined) {
     return undefined;
   }
+  if (sandbox.planned) {
+    if (sandbox.enforced) {
+      return `Sandbox: not started yet; it will run confined: ${visible(oneLine(sandbox.summary))}`;
+    }
+    return sandbox.setting === "off"
+      ? "not sandboxed (off): it will be able to read and write every file your account can"
+      : `not sandboxed: ${visible(oneLine(sandbox.summary))}`;
+  }
   if (sandbox.enforced) {
     const warnings = sandbox.warnings.map((warning) => ` Note: ${visible(oneLine(warning))}`).join("");
     const failure = sandbox.startFailure === undefined ? "" : ` ${visible(oneLine(sandbox.startFailure.sentence))}`;
     return `Sandbox: ${visible(oneLine(sandbox.summary))}${warnings}${failure}`;
   }
-  // No mechanism: not launched yet, so there is no reason to give beyond its setting.
-  if (sandbox.mechanism === undefined) {
-    return sandbox.setting === "off" ? "not sandboxed (off)" : "not sandboxed yet: it has not started";
-  }
   return `not sandboxed: ${visible(oneLine(sandbox.summary))}`;
 }
 
-/** `sandboxed` or `not sandboxed` for a stdio server; undefined without a sandbox state (http). */
+/**
+ * `sandboxed` or `not sandboxed` for a stdio server (`to be sandboxed` before its first start); undefined without a
+ * sandbox state (http).
+ */
 export function sandboxWord(server: Pick<ServerStatus, "sandbox">): string | undefined {
   if (server.sandbox === undefined) {
     return undefined;
+  }
+  if (server.sandbox.planned && server.sandbox.enforced) {
+    return "to be sandboxed";
   }
   return server.sandbox.enforced ? "sandboxed" : "not sandboxed";
 }
 
 /**
+ * The command of a server that fetches its package before it runs it (`npx`, `uvx`, `npm exec`, `pnpm dlx`,
+ * `pipx run`, `uv tool run`, `bunx`, `docker run` …), in words for "… may be downloading it"; undefined otherwise.
+ */
+export function packageRunner(server: Pick<ServerStatus, "transport" | "command" | "args">): string | undefined {
+  if (server.transport !== "stdio" || server.command === undefined) {
+    return undefined;
+  }
+  const name = (server.command.split(/[\\/]/).pop() ?? "").replace(/\.(cmd|exe|bat|ps1)$/i, "").toLowerCase();
+  const [first, second] = server.args ?? [];
+  if (["npx", "uvx", "bunx", "pnpx"].includes(name)) {
+    return name;
+  }
+  if (name === "npm" && (first === "exec" || first === "x")) {
+    return "npm exec";
+  }
+  if ((name === "pnpm" || name === "yarn") && first === "dlx") {
+    return `${name} dlx`;
+  }
+  if (name === "pipx" && first === "run") {
+    return "pipx run";
+  }
+  if (name === "uv" && first === "tool" && second === "run") {
+    return "uv tool run";
+  }
+  if ((name === "docker" || name === "podman") && first === "run") {
+    return `${name} run`;
+  }
+  return undefined;
+}
+
+/**
+ * What a starting server may be waiting for, for the status: `npx may be downloading its package` for a package
+ * runner's first start, else `its process is starting`; undefined unless it is starting or restarting.
+ */
+export function startingNote(
+  server: Pick<ServerStatus, "state" | "transport" | "command" | "args">,
+): string | undefined {
+  if (server.state !== "starting" && server.state !== "restarting") {
+    return undefined;
+  }
+  if (server.transport === "http") {
+    return "connecting to its URL";
+  }
+  const runner = packageRunner(server);
+  if (runner === undefined || server.state === "restarting") {
+    return "its process is starting";
+  }
+  return runner.startsWith("docker") || runner.startsWith("podman")
+    ? `${runner} may be pulling its image`
+    : `${runner} may be downloading its package`;
+}
+
+/** `fs`, `fs and web`, `fs, web and 2 more`: the servers named in a short line. */
+function namedFew(servers: readonly ServerStatus[]): string {
+  const names = servers.map((server) => visible(serverLabel(server)));
+  if (names.length <= 2) {
+    return names.join(" and ");
+  }
+  return `${names.slice(0, 2).join(", ")} and ${names.length - 2} more`;
+}
+
+/**
  * The status bar item for a sidecar state and the servers' latest statuses; `waiting` are the workspace's server
- * files waiting for workspace trust (Restricted Mode).
+ * files waiting for workspace trust (Restricted Mode). `loaded`: the sidecar has read its server configs (before
+ * that, no server listed means "not loaded yet", never "no servers"). A server starting shows as progress.
  */
 export function statusBarView(
   sidecar: SidecarState,
   servers: readonly ServerStatus[],
   pid?: number,
   waiting: WaitingForTrust = [],
+  loaded = true,
+  copies: (id: string) => CopyState | undefined = () => undefined,
 ): StatusBarView {
-  const tooltip = statusTooltip(sidecar, servers, pid, new Date(), waiting);
+  const tooltip = statusTooltip(sidecar, servers, pid, new Date(), waiting, loaded, copies);
   switch (sidecar.kind) {
     case "starting":
       return { text: "$(sync~spin) MCP starting…", tooltip, warning: false };
@@ -168,14 +260,19 @@ export function statusBarView(
   }
   const warning = servers.some((server) => server.state === "failed");
   if (servers.length === 0) {
-    const text =
-      withServers(waiting).length > 0
+    const text = !loaded
+      ? "$(sync~spin) MCP starting…"
+      : withServers(waiting).length > 0
         ? "$(workspace-untrusted) MCP · waiting for workspace trust"
         : "$(plug) MCP · no servers";
     return { text, tooltip, warning };
   }
   const running = servers.filter((server) => server.state === "running").length;
   const count = running === servers.length ? `${running}` : `${running}/${servers.length}`;
+  const starting = servers.filter((server) => startingNote(server) !== undefined);
+  if (starting.length > 0) {
+    return { text: `$(sync~spin) MCP ${count} · starting ${noIcons(namedFew(starting))}…`, tooltip, warning };
+  }
   return { text: `$(plug) MCP ${count} · ${foldersShared(sharedFolderCount(servers))}`, tooltip, warning };
 }
 
@@ -189,6 +286,8 @@ export function statusTooltip(
   pid?: number,
   now: Date = new Date(),
   waiting: WaitingForTrust = [],
+  loaded = true,
+  copies: (id: string) => CopyState | undefined = () => undefined,
 ): string {
   const lines = [`**${PRODUCT}** — ${sidecarSentence(sidecar, pid)}`, ""];
   const untrusted = waitingSentence(waiting, true);
@@ -196,13 +295,19 @@ export function statusTooltip(
     lines.push(
       sidecar.kind !== "running"
         ? "No MCP servers known yet."
-        : untrusted !== ""
-          ? "No MCP server runs: none is configured in your settings, and this workspace is in Restricted Mode."
-          : "No MCP servers are configured. Add them in the `hostBridge.servers` setting or in `.vscode/mcp.json`.",
+        : !loaded
+          ? "Reading the MCP server configurations…"
+          : untrusted !== ""
+            ? "No MCP server runs: none is configured in your settings, and this workspace is in Restricted Mode."
+            : "No MCP servers are configured. Add them in the `hostBridge.servers` setting or in `.vscode/mcp.json`.",
     );
   }
   for (const server of servers) {
+    const starting = startingNote(server);
     let line = `- **${escapeMarkdown(visible(serverLabel(server)))}** — ${stateLabel(server.state)}`;
+    if (starting !== undefined) {
+      line += ` (${escapeMarkdown(starting)})`;
+    }
     if (server.sharedRoots.length > 0) {
       line += `; ${escapeMarkdown(foldersText(server, now))}`;
       const through = visibleThroughText(server);
@@ -215,6 +320,10 @@ export function statusTooltip(
     const sandbox = sandboxText(server);
     if (sandbox !== undefined) {
       line += `  \n  ${escapeMarkdown(sandbox)}`;
+    }
+    const copy = copies(server.id);
+    if (copy !== undefined) {
+      line += `  \n  ${escapeMarkdown(copyText(copy))}`;
     }
     if (server.lastError !== undefined && server.state !== "running") {
       line += `  \n  ${escapeMarkdown(oneLine(server.lastError))}`;
@@ -302,7 +411,7 @@ export function serverLabel(server: Pick<ServerStatus, "id" | "label">): string 
  * whether it is sandboxed and "no resources" when it offers none; then its folders as {@link foldersText} says
  * them, why it offers no resources ({@link resourcesNote}) and its last error.
  */
-export function serverPickTexts(server: ServerStatus, now: Date = new Date()): PickTexts {
+export function serverPickTexts(server: ServerStatus, now: Date = new Date(), copy?: CopyState): PickTexts {
   const sandboxed = sandboxWord(server);
   const description = [
     stateLabel(server.state),
@@ -310,9 +419,11 @@ export function serverPickTexts(server: ServerStatus, now: Date = new Date()): P
     ...(sandboxed === undefined ? [] : [sandboxed]),
     ...(server.state === "running" && server.resources === undefined ? ["no resources"] : []),
     ...signInWords(server),
+    ...(copy === undefined ? [] : [copy === "handedOver" ? "handed over" : "VS Code runs its own copy"]),
   ].join(" · ");
   const through = visibleThroughText(server);
-  const note = resourcesNote(server);
+  const starting = startingNote(server);
+  const note = starting === undefined ? resourcesNote(server) : `${resourcesNote(server) ?? ""} (${starting})`;
   const folders = `${foldersText(server, now)}${through === "" ? "" : ` · ${through}`}`;
   const facts = note === undefined ? folders : `${folders} — ${note}`;
   const detail = server.lastError === undefined ? facts : `${facts} — last error: ${oneLine(server.lastError)}`;
@@ -359,7 +470,12 @@ export function waitsForServer(
  * The entries of one server's picker: what its folders are to it and its sandbox (stdio), then the actions, most
  * specific first.
  */
-export function serverActions(server: ServerStatus, sidecar: SidecarState, now: Date = new Date()): ServerAction[] {
+export function serverActions(
+  server: ServerStatus,
+  sidecar: SidecarState,
+  now: Date = new Date(),
+  copy?: CopyState,
+): ServerAction[] {
   const through = visibleThroughText(server);
   const actions: ServerAction[] = [
     {
@@ -375,6 +491,21 @@ export function serverActions(server: ServerStatus, sidecar: SidecarState, now: 
       label: enforced ? "$(shield) Sandboxed" : "$(warning) Not sandboxed",
       description: "pick to read it whole",
       detail: noIcons(sandboxText(server) ?? ""),
+    });
+  }
+  if (copy === "vsCodeRunsItsOwn" || copy === "vsCodeCopyCannotStart") {
+    actions.push({
+      id: "handOver",
+      label: "$(arrow-swap) Hand over from VS Code",
+      description: "stops VS Code's own copies of this workspace's servers",
+      detail: copyText(copy),
+    });
+  } else if (copy === "handedOver") {
+    actions.push({
+      id: "giveBack",
+      label: "$(arrow-swap) Let VS Code run its own copy",
+      description: "outside per-folder consent",
+      detail: copyText(copy),
     });
   }
   if (sidecar.kind === "running") {

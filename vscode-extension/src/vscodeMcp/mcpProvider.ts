@@ -1,22 +1,21 @@
 // VS Code's own MCP support and host_bridge: every server the sidecar runs (and the user trusted) is offered to
 // VS Code as a stdio server that runs `host_bridge attach <id>` the way the sidecar is run, so VS Code's chat uses
-// the sidecar's one live connection under per-folder consent instead of a second process; and a notice, once per
-// workspace, when VS Code itself can also start a server of the workspace's .vscode/mcp.json or .mcp.json. The
-// definitions come from mcpServersModel.ts.
+// the sidecar's one live connection under per-folder consent instead of a second process. A server of the
+// workspace's .vscode/mcp.json or .mcp.json, which VS Code also runs as its own copy, is offered only once the user
+// handed it over (handOver.ts), so that VS Code never lists, lists the tools of, or browses the resources of two
+// copies of it. The definitions come from mcpServersModel.ts.
 //
 // `vscode.lm.registerMcpServerDefinitionProvider` and `vscode.McpStdioServerDefinition` exist from VS Code 1.101;
 // this extension supports 1.95, so they are declared here (the part used) and looked up at run time.
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
+import type { HandOver } from "./handOver";
 import {
   type AttachDefinition,
   type AttachTarget,
   attachDefinitions,
   PROVIDER_ID,
   definitionsKey,
-  duplicateNotice,
-  serversVsCodeAlsoReads,
-  vsCodeMcpOn,
 } from "./mcpServersModel";
 import type { Sidecar } from "../sidecar/sidecar";
 import { errorMessage } from "../text";
@@ -72,22 +71,24 @@ export function mcpApi(): McpApi | undefined {
 /** How long VS Code's first question waits for the sidecar's server list (a first start may install Python packages). */
 const STATUS_WAIT_MS = 60_000;
 
-/** workspaceState key: the duplicate notice was shown in this workspace. */
-const NOTICE_SHOWN = "hostBridge.vsCodeCopyNoticeShown";
+/** Whether VS Code lists host_bridge's servers here: its MCP API is there, and this is not Windows. */
+export function vsCodeListsServers(api: McpApi | undefined = mcpApi()): boolean {
+  return api !== undefined && process.platform !== "win32";
+}
 
 /**
- * Offers the sidecar's servers to VS Code's MCP support (where the API exists) and shows the duplicate notice.
- * Everything it registers ends with the extension's lifetime ({@link Ctx}).
+ * Offers the sidecar's servers to VS Code's MCP support (where the API exists), leaving out those VS Code runs its
+ * own copy of until they are handed over. Everything it registers ends with the extension's lifetime ({@link Ctx}).
  */
 export class VsCodeMcp {
   private readonly changed = new vscode.EventEmitter<void>();
   private definitions: AttachDefinition[] = [];
   private key = definitionsKey([]);
-  private readonly listed: boolean;
 
   constructor(
     private readonly ctx: Ctx,
     private readonly sidecar: Sidecar,
+    private readonly handOver: HandOver,
     api: McpApi | undefined = mcpApi(),
   ) {
     ctx.pushExtCleanup(this.changed);
@@ -95,9 +96,9 @@ export class VsCodeMcp {
     ctx.pushExtCleanup(
       ctx.onStarted(refresh),
       ctx.onServerChanged(refresh),
+      handOver.onDidChange(refresh),
       vscode.workspace.onDidChangeWorkspaceFolders(refresh),
     );
-    this.listed = api !== undefined && process.platform !== "win32";
     if (api === undefined) {
       ctx.log.info(
         "this VS Code has no MCP server definition API (VS Code 1.101 or newer has it); its chat does not list host_bridge's servers",
@@ -156,8 +157,7 @@ export class VsCodeMcp {
     if (!this.ctx.statusKnown) {
       return;
     }
-    const servers = [...this.ctx.servers.values()];
-    this.noticeVsCodeCopies(servers);
+    const servers = [...this.ctx.servers.values()].filter((server) => this.handOver.offered(server.id));
     const definitions = attachDefinitions(servers, this.target());
     const key = definitionsKey(definitions);
     if (key !== this.key) {
@@ -192,44 +192,6 @@ export class VsCodeMcp {
         token.onCancellationRequested(done),
       );
     });
-  }
-
-  /** Once per workspace: VS Code itself can also start servers of the workspace's files that host_bridge runs. */
-  private noticeVsCodeCopies(servers: Parameters<typeof serversVsCodeAlsoReads>[0]): void {
-    const state = this.ctx.extension.workspaceState;
-    if (state.get<boolean>(NOTICE_SHOWN, false)) {
-      return;
-    }
-    const chat = vscode.workspace.getConfiguration("chat.mcp");
-    if (!vsCodeMcpOn(chat.get<unknown>("access"), chat.get<unknown>("enabled"))) {
-      return;
-    }
-    const ids = serversVsCodeAlsoReads(servers);
-    if (ids.length === 0) {
-      return;
-    }
-    void state.update(NOTICE_SHOWN, true);
-    const message = duplicateNotice(ids, this.listed);
-    this.ctx.log.warn(message);
-    void vscode.window.showWarningMessage(message, SHOW_SERVERS).then(async (choice) => {
-      if (choice === SHOW_SERVERS) {
-        await showVsCodeServers();
-      }
-    });
-  }
-}
-
-/** The notice's button: opens VS Code's installed MCP servers, where each has "Disable (Workspace)". */
-const SHOW_SERVERS = "Show VS Code's MCP Servers";
-
-/** VS Code's own commands that show its MCP servers, best first (both exist in VS Code 1.139). */
-const SERVER_VIEWS = ["workbench.mcp.showInstalledServers", "workbench.mcp.listServer"];
-
-async function showVsCodeServers(): Promise<void> {
-  const available = new Set(await vscode.commands.getCommands(true));
-  const command = SERVER_VIEWS.find((id) => available.has(id));
-  if (command !== undefined) {
-    await vscode.commands.executeCommand(command);
   }
 }
 

@@ -1,6 +1,6 @@
 // What VS Code's own MCP support is told about host_bridge's servers (`mcpProvider.ts` turns these into
-// `vscode.McpStdioServerDefinition`s), and which of them VS Code may also run itself from the workspace's files.
-// No `vscode` here, so the rules are unit-tested.
+// `vscode.McpStdioServerDefinition`s). No `vscode` here, so the rules are unit-tested; the copies VS Code runs
+// itself from the workspace's files are vsCodeCopies.ts's.
 import { createHash } from "node:crypto";
 import type { SidecarCommand } from "../sidecar/bootstrap";
 import type { ServerStatus } from "../protocol";
@@ -94,57 +94,4 @@ export function definitionsKey(definitions: readonly AttachDefinition[]): string
   return JSON.stringify(
     definitions.map(({ label, command, args, version, cwd }) => [label, command, args, version, cwd]),
   );
-}
-
-/** The workspace files VS Code's own MCP support also reads in each workspace folder (VS Code 1.139). */
-export const FILES_VSCODE_READS = ["/.vscode/mcp.json", "/.mcp.json"] as const;
-
-/**
- * Whether VS Code's own MCP support is on: `chat.mcp.access` is not `"none"`. A VS Code without that setting
- * (`access` undefined) has MCP support only where its older `chat.mcp.enabled` is `true`.
- */
-export function vsCodeMcpOn(access: unknown, legacyEnabled: unknown): boolean {
-  return access === undefined ? legacyEnabled === true : access !== "none";
-}
-
-/**
- * The servers that host_bridge runs from a workspace folder's `.vscode/mcp.json` or `.mcp.json`, which VS Code's
- * own MCP support reads as well: VS Code can start its own copy of each, outside per-folder consent.
- */
-export function serversVsCodeAlsoReads(
-  servers: readonly Pick<ServerStatus, "id" | "source" | "workspaceDefined" | "state">[],
-): string[] {
-  return servers
-    .filter((server) => server.workspaceDefined && offered(server))
-    .filter((server) => FILES_VSCODE_READS.some((file) => sourcePath(server.source).endsWith(file)))
-    .map((server) => server.id);
-}
-
-function sourcePath(source: string): string {
-  try {
-    const url = new URL(source);
-    return url.protocol === "file:" ? decodeURIComponent(url.pathname) : "";
-  } catch {
-    return "";
-  }
-}
-
-/**
- * The one-time notice about `ids` (non-empty), naming MCP Host Bridge; `listed`: VS Code also lists host_bridge's
- * servers (it has `registerMcpServerDefinitionProvider`).
- */
-export function duplicateNotice(ids: readonly string[], listed: boolean): string {
-  const one = ids.length === 1;
-  const names = ids.map((id) => `“${visible(id)}”`).join(", ");
-  const ours = ids.map((id) => `“${visible(id)}${LABEL_SUFFIX}”`).join(", ");
-  return [
-    `${PRODUCT}: VS Code's own MCP support also reads ${names} from this workspace's .vscode/mcp.json or .mcp.json`,
-    ` and can start its own ${one ? "copy" : "copies"}, which ${one ? "bypasses" : "bypass"} per-folder consent`,
-    ` (VS Code gives ${one ? "it" : "them"} the workspace folder without asking).`,
-    listed
-      ? ` VS Code also lists ${ours}: the same ${one ? "server" : "servers"}, seeing only the folders you share.`
-      : "",
-    ` To hand ${one ? "it" : "them"} over, disable VS Code's ${one ? "copy" : "copies"} for this workspace:`,
-    ` “Disable (Workspace)” in ${one ? "its" : "each one's"} menu under “MCP Servers - Installed” in the Extensions view.`,
-  ].join("");
 }

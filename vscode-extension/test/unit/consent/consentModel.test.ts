@@ -5,6 +5,9 @@ import {
   allowKindPlaceholder,
   changeSummary,
   chooserPlaceholder,
+  folderChoiceAnswer,
+  isReadOnly,
+  shareFolderChoice,
   commandLine,
   denyAll,
   folderAnswers,
@@ -70,6 +73,21 @@ const http: protocol.ServerRef = {
 
 function candidate(uri: string, overrides: Partial<protocol.Candidate> = {}): protocol.Candidate {
   return { uri, name: uri.split("/").pop() ?? uri, kinds: [], markers: [], ...overrides };
+}
+
+function sandboxState(overrides: Partial<protocol.SandboxState> = {}): protocol.SandboxState {
+  return {
+    setting: "enforce",
+    enforced: false,
+    planned: false,
+    summary: "",
+    warnings: [],
+    network: "on",
+    unixSockets: false,
+    readOnly: [],
+    channels: [],
+    ...overrides,
+  };
 }
 
 function status(overrides: Partial<protocol.ServerStatus> = {}): protocol.ServerStatus {
@@ -258,6 +276,29 @@ describe("what runs, as the trust prompt says it", () => {
     expect(detail).toContain("all 2 start now");
   });
 
+  it("says per server in the trust detail what will confine it, and never that it runs with your permissions", () => {
+    const second = { ...stdio, id: "other", label: "other", sandboxSetting: "off" as const };
+    const detail = trustDetail(stdio, display, [second, http], (id) =>
+      id === "fs" ? { sandbox: sandboxState({ enforced: true, mechanism: "landlock", planned: true }) } : undefined,
+    );
+    expect(detail).toContain(
+      "    Sandboxed: Linux Landlock confines it, so it will be able to read and change only the folders you then choose",
+    );
+    expect(detail).toContain(
+      '    Not sandboxed: its entry says "sandbox": "off", so it can read and change every file',
+    );
+    expect(detail).toContain(
+      "    It runs elsewhere and is only contacted at its URL, so no sandbox on this machine confines it",
+    );
+    expect(detail).not.toContain("your permissions");
+    const unsupported = trustDetail(stdio, display, [], () => ({
+      sandbox: sandboxState({ planned: true, summary: "The sandbox is not enforced: Landlock is off in this kernel." }),
+    }));
+    expect(unsupported).toContain(
+      "Not sandboxed (The sandbox is not enforced: Landlock is off in this kernel): it can read and change every file",
+    );
+  });
+
   it("puts what runs and the meaning of every button in the trust detail", () => {
     const detail = trustDetail(stdio, display);
     expect(detail).toContain("Defined in: ~/acme/.vscode/mcp.json");
@@ -365,7 +406,56 @@ describe("the folder dialog", () => {
   });
 
   it("makes a button that shares nothing the default: the chooser first, then “Don't Share”", () => {
-    expect(folderChoices()).toEqual([Choice.chooseFolders, Choice.dontShare]);
+    expect(folderChoices(roots)).toEqual([Choice.chooseFolders, Choice.dontShare]);
+    expect(folderChoiceAnswer(Choice.chooseFolders, roots)).toBe("choose");
+    expect(folderChoiceAnswer(Choice.dontShare, roots)).toEqual(denyAll(roots));
+    expect(folderChoiceAnswer(undefined, roots)).toBeUndefined();
+  });
+
+  it("answers one folder in one step, with “Don't Share” as the default and no chooser", () => {
+    const one = [candidate("file:///home/me/ws")];
+    expect(folderChoices(one)).toEqual([Choice.dontShare, "Share “ws”", Choice.shareForSession, Choice.shareReadOnly]);
+    expect(folderChoiceAnswer("Share “ws”", one)).toEqual([{ uri: "file:///home/me/ws", decision: "allow" }]);
+    expect(folderChoiceAnswer(Choice.shareForSession, one)).toEqual([
+      { uri: "file:///home/me/ws", decision: "allowSession" },
+    ]);
+    expect(folderChoiceAnswer(Choice.dontShare, one)).toEqual([{ uri: "file:///home/me/ws", decision: "deny" }]);
+    expect(folderChoiceAnswer(Choice.chooseFolders, one)).toBeUndefined();
+    expect(folderChoiceAnswer(undefined, one)).toBeUndefined();
+  });
+
+  it("shares the one folder read only through a step that asks only for how long", () => {
+    const one = [candidate("file:///home/me/ws")];
+    expect(folderChoiceAnswer(Choice.shareReadOnly, one)).toBe("kind");
+    expect(folderChoiceAnswer(Choice.shareReadOnly, roots)).toBeUndefined();
+    expect(allowKindPlaceholder(1, true)).toBe("Share the folder read only for how long? Escape shares nothing.");
+    expect(isReadOnly("allowReadOnly") && isReadOnly("allowSessionReadOnly")).toBe(true);
+    expect(isReadOnly("allow") || isReadOnly("allowSession")).toBe(false);
+  });
+
+  it("names the one folder in its button, escaped and cut short when long", () => {
+    expect(shareFolderChoice("a\u202eb")).toBe("Share “a\\u202eb”");
+    const long = shareFolderChoice("x".repeat(60));
+    expect(long).toBe(`Share “${"x".repeat(31)}…”`);
+  });
+
+  it("says what each button of a one-folder question means", () => {
+    const detail = folderDetail(stdio, [candidate("file:///home/me/ws")], [], display);
+    expect(detail).toContain("Don't Share: don't share it with this server, and don't ask again.");
+    expect(detail).toContain("Share “ws”: share it with this server until you change that.");
+    expect(detail).toContain("Share for This Session: share it until the host bridge or VS Code restarts.");
+    expect(detail).not.toContain(Choice.chooseFolders);
+  });
+
+  it("says in the folder question what confines the server", () => {
+    const boxed = { sandbox: sandboxState({ enforced: true, mechanism: "landlock" }) };
+    expect(folderDetail(stdio, roots, [], display, new Map(), boxed)).toContain(
+      "Sandboxed: Linux Landlock confines it, so it will be able to read and change only the folders you share with it",
+    );
+    const loose = { sandbox: sandboxState({ setting: "off" }) };
+    expect(folderDetail(stdio, roots, [], display, new Map(), loose)).toContain(
+      "Not sandboxed (your setting hostBridge.sandbox is off): it can read and change every file your account can",
+    );
   });
 
   it("lists the folders, what runs and what every button means", () => {
@@ -403,7 +493,7 @@ describe("the folder dialog", () => {
   });
 
   it("tells the chooser's and the duration step's keys", () => {
-    expect(chooserPlaceholder()).toContain("Unchecked folders are remembered as not shared; Escape decides nothing.");
+    expect(chooserPlaceholder()).toBe("Check the folders to share, then press Enter (the rest stay unshared)");
     expect(allowKindPlaceholder(2)).toBe(
       "Share the 2 folders to read and write, or read only, and how long? Escape shares nothing.",
     );

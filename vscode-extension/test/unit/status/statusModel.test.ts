@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ServerStatus } from "../../../src/protocol";
 import {
+  copyText,
   foldersText,
+  packageRunner,
+  startingNote,
   resourcesNote,
   rootName,
   sandboxMessage,
@@ -51,6 +54,7 @@ const asked = { reach: ["roots" as const], rootsAskedAt: askedAt };
 const landlock = {
   setting: "enforce" as const,
   enforced: true,
+  planned: false,
   mechanism: "landlock",
   warnings: [],
   network: "on" as const,
@@ -74,8 +78,31 @@ describe("statusBarView", () => {
   });
 
   it("shows running out of all servers when some are not running", () => {
-    const view = statusBarView({ kind: "running" }, [server({ id: "a" }), server({ id: "b", state: "starting" })]);
+    const view = statusBarView({ kind: "running" }, [server({ id: "a" }), server({ id: "b", state: "failed" })]);
     expect(view.text).toBe("$(plug) MCP 1/2 · no folders shared");
+  });
+
+  it("shows a server that is starting as progress, naming it", () => {
+    const view = statusBarView({ kind: "running" }, [server({ id: "a" }), server({ id: "b", state: "starting" })]);
+    expect(view.text).toBe("$(sync~spin) MCP 1/2 · starting b…");
+    const many = ["b", "c", "d"].map((id) => server({ id, state: "starting" }));
+    expect(statusBarView({ kind: "running" }, many).text).toBe("$(sync~spin) MCP 0/3 · starting b, c and 1 more…");
+  });
+
+  it("says in the tooltip that npx may be downloading a server's package while it starts", () => {
+    const fetching = server({ id: "fs", state: "starting", transport: "stdio", command: "npx", args: ["-y", "pkg"] });
+    expect(statusTooltip({ kind: "running" }, [fetching])).toContain(
+      "- **fs** — starting (npx may be downloading its package)",
+    );
+    expect(serverPickTexts(fetching).detail).toContain("(npx may be downloading its package)");
+  });
+
+  it("never says “no servers” before the sidecar has read its server configs", () => {
+    const loading = statusBarView({ kind: "running" }, [], 7, [], false);
+    expect(loading.text).toBe("$(sync~spin) MCP starting…");
+    expect(loading.tooltip).toContain("Reading the MCP server configurations…");
+    expect(loading.tooltip).not.toContain("No MCP servers are configured");
+    expect(statusBarView({ kind: "running" }, [], 7, [], true).text).toBe("$(plug) MCP · no servers");
   });
 
   it("says one folder in the singular", () => {
@@ -207,7 +234,7 @@ describe("status picker texts", () => {
     expect(tools.description).toBe("running · 2025-11-25 · no resources");
     expect(tools.detail).toBe("no folders shared — offers no resources: it does not declare the resources capability");
     expect(serverPickTexts(server({ id: "late", state: "starting" })).detail).toBe(
-      "no folders shared — is starting: its resources are listed once it runs",
+      "no folders shared — is starting: its resources are listed once it runs (its process is starting)",
     );
     expect(serverPickTexts(server({ id: "broken", state: "failed", lastError: "exit 3" })).detail).toBe(
       "no folders shared — failed, so it offers no resources — last error: exit 3",
@@ -399,6 +426,7 @@ describe("the sandbox in status", () => {
     sandbox: {
       setting: "off",
       enforced: false,
+      planned: false,
       mechanism: "none",
       warnings: [],
       network: "on",
@@ -422,14 +450,18 @@ describe("the sandbox in status", () => {
     expect(statusTooltip({ kind: "running" }, [unboxed])).toContain("  \n  not sandboxed: The sandbox is off");
   });
 
-  it("does not call a server sandboxed before it has started", () => {
+  it("says before a server's first start what its sandbox will be, never that it is sandboxed already", () => {
+    const summary =
+      "Linux Landlock (ABI 6) confines each stdio server's file access to its shared folders, a private temp folder, and read-only system and runtime paths";
     const waiting = server({
       id: "later",
-      state: "starting",
+      state: "awaitingTrust",
       sandbox: {
         setting: "enforce",
-        enforced: false,
-        summary: "not started yet",
+        enforced: true,
+        planned: true,
+        mechanism: "landlock",
+        summary,
         warnings: [],
         network: "on",
         unixSockets: false,
@@ -437,8 +469,22 @@ describe("the sandbox in status", () => {
         channels: [],
       },
     });
-    expect(sandboxText(waiting)).toBe("not sandboxed yet: it has not started");
-    expect(sandboxWord(waiting)).toBe("not sandboxed");
+    expect(sandboxText(waiting)).toBe(`Sandbox: not started yet; it will run confined: ${summary}`);
+    expect(sandboxWord(waiting)).toBe("to be sandboxed");
+    const off = server({
+      id: "off",
+      state: "awaitingTrust",
+      sandbox: {
+        ...landlock,
+        setting: "off",
+        enforced: false,
+        planned: true,
+        mechanism: "none",
+        summary: "off",
+      },
+    });
+    expect(sandboxText(off)).toBe("not sandboxed (off): it will be able to read and write every file your account can");
+    expect(sandboxWord(off)).toBe("not sandboxed");
   });
 
   it("shows no sandbox for a server without one (http)", () => {
@@ -489,5 +535,60 @@ describe("the sandbox sentence", () => {
     const text = sandboxText({ sandbox: { ...landlock, warnings: [warning] } });
     expect(text).toContain(landlock.summary);
     expect(text).toContain(`Note: ${warning}`);
+  });
+});
+
+describe("package runners", () => {
+  const stdio = (command: string, args: string[] = []) => ({ transport: "stdio" as const, command, args });
+
+  it("names the commands that fetch their package before running it", () => {
+    expect(packageRunner(stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem"]))).toBe("npx");
+    expect(packageRunner(stdio("/usr/local/bin/uvx", ["mcp-server-git"]))).toBe("uvx");
+    expect(packageRunner(stdio("C:\\Program Files\\nodejs\\npx.cmd"))).toBe("npx");
+    expect(packageRunner(stdio("npm", ["exec", "pkg"]))).toBe("npm exec");
+    expect(packageRunner(stdio("pnpm", ["dlx", "pkg"]))).toBe("pnpm dlx");
+    expect(packageRunner(stdio("pipx", ["run", "pkg"]))).toBe("pipx run");
+    expect(packageRunner(stdio("uv", ["tool", "run", "pkg"]))).toBe("uv tool run");
+    expect(packageRunner(stdio("docker", ["run", "-i", "image"]))).toBe("docker run");
+  });
+
+  it("names no runner for a program run as it is, or an HTTP server", () => {
+    expect(packageRunner(stdio("node", ["server.js"]))).toBeUndefined();
+    expect(packageRunner(stdio("npm", ["start"]))).toBeUndefined();
+    expect(packageRunner({ transport: "http" as const, command: undefined, args: undefined })).toBeUndefined();
+  });
+
+  it("says what a starting server may wait for, and nothing once it runs", () => {
+    expect(startingNote({ state: "starting", ...stdio("npx", ["pkg"]) })).toBe("npx may be downloading its package");
+    expect(startingNote({ state: "restarting", ...stdio("npx", ["pkg"]) })).toBe("its process is starting");
+    expect(startingNote({ state: "starting", ...stdio("docker", ["run", "img"]) })).toBe(
+      "docker run may be pulling its image",
+    );
+    expect(startingNote({ state: "starting", ...stdio("node", ["s.js"]) })).toBe("its process is starting");
+    expect(startingNote({ state: "running", ...stdio("npx", ["pkg"]) })).toBeUndefined();
+  });
+});
+
+describe("VS Code's own copy in the status", () => {
+  const fs = server({ id: "fs" });
+
+  it("says a server is handed over, or that VS Code runs its own copy, and offers the matching action", () => {
+    expect(serverPickTexts(fs, new Date(), "handedOver").description).toBe("running · handed over");
+    expect(serverPickTexts(fs, new Date(), "vsCodeRunsItsOwn").description).toBe("running · VS Code runs its own copy");
+    const own = serverActions(fs, { kind: "running" }, new Date(), "vsCodeRunsItsOwn");
+    expect(own.find((action) => action.id === "handOver")?.detail).toBe(copyText("vsCodeRunsItsOwn"));
+    const handed = serverActions(fs, { kind: "running" }, new Date(), "handedOver");
+    expect(handed.map((action) => action.id)).toContain("giveBack");
+    expect(handed.map((action) => action.id)).not.toContain("handOver");
+    expect(serverActions(fs, { kind: "running" }).map((action) => action.id)).not.toContain("handOver");
+  });
+
+  it("explains why VS Code's copy of an entry that needs the shared folders fails", () => {
+    expect(copyText("vsCodeCopyCannotStart")).toBe(
+      "VS Code's own copy cannot start: VS Code does not fill in ${hostBridge:sharedFolders}; hand it over",
+    );
+    expect(statusTooltip({ kind: "running" }, [fs], 1, new Date(), [], true, () => "vsCodeCopyCannotStart")).toContain(
+      "VS Code's own copy cannot start",
+    );
   });
 });

@@ -279,7 +279,15 @@ describe("serverNodeView", () => {
     const open = { network: "on" as const, unixSockets: false, readOnly: [], channels: [] };
     const boxed = serverNodeView(
       status({
-        sandbox: { setting: "enforce", enforced: true, mechanism: "landlock", summary, warnings: [], ...open },
+        sandbox: {
+          setting: "enforce",
+          enforced: true,
+          planned: false,
+          mechanism: "landlock",
+          summary,
+          warnings: [],
+          ...open,
+        },
       }),
     );
     expect(boxed.tooltip.split("\n")).toContain(`Sandbox: ${summary}`);
@@ -288,6 +296,7 @@ describe("serverNodeView", () => {
         sandbox: {
           setting: "off",
           enforced: false,
+          planned: false,
           mechanism: "none",
           summary: "The sandbox is off.",
           warnings: [],

@@ -7,10 +7,7 @@ import {
   attachDefinition,
   attachDefinitions,
   definitionsKey,
-  duplicateNotice,
   identityVersion,
-  serversVsCodeAlsoReads,
-  vsCodeMcpOn,
 } from "../../../src/vscodeMcp/mcpServersModel";
 import type { ServerState, ServerStatus } from "../../../src/protocol";
 
@@ -115,55 +112,5 @@ describe("the definitions VS Code's MCP support gets", () => {
       contributes: { mcpServerDefinitionProviders: { id: string; label: string }[] };
     };
     expect(manifest.contributes.mcpServerDefinitionProviders).toEqual([{ id: PROVIDER_ID, label: "MCP Host Bridge" }]);
-  });
-});
-
-describe("servers VS Code's own MCP support can also start", () => {
-  it("are the trusted servers of a folder's .vscode/mcp.json or .mcp.json", () => {
-    const servers = [
-      server("fs"),
-      workspaceServer("repo", ".vscode/mcp.json"),
-      workspaceServer("claude", ".mcp.json"),
-      workspaceServer("untrusted", ".vscode/mcp.json", "awaitingTrust"),
-    ];
-    expect(serversVsCodeAlsoReads(servers)).toEqual(["repo", "claude"]);
-  });
-
-  it("do not include servers of the user settings, which VS Code does not read", () => {
-    expect(serversVsCodeAlsoReads([server("fs"), server("web")])).toEqual([]);
-  });
-
-  it("matter only while VS Code's MCP access is not none", () => {
-    expect(vsCodeMcpOn("all", undefined)).toBe(true);
-    expect(vsCodeMcpOn("registry", undefined)).toBe(true);
-    expect(vsCodeMcpOn("none", true)).toBe(false);
-  });
-
-  it("matter in a VS Code without chat.mcp.access only when its chat.mcp.enabled is on", () => {
-    expect(vsCodeMcpOn(undefined, true)).toBe(true);
-    expect(vsCodeMcpOn(undefined, false)).toBe(false);
-    expect(vsCodeMcpOn(undefined, undefined)).toBe(false);
-  });
-});
-
-describe("the notice about VS Code's copy", () => {
-  it("names MCP Host Bridge, the server, the bypassed consent and how to hand it over", () => {
-    const notice = duplicateNotice(["repo"], true);
-    expect(notice).toMatch(/^MCP Host Bridge: /);
-    expect(notice).toContain("“repo”");
-    expect(notice).toContain("bypasses per-folder consent");
-    expect(notice).toContain("“repo (MCP Host Bridge)”");
-    expect(notice).toContain("Disable (Workspace)");
-  });
-
-  it("does not claim VS Code lists host_bridge's copy where it cannot", () => {
-    expect(duplicateNotice(["repo"], false)).not.toContain("(MCP Host Bridge)”");
-  });
-
-  it("speaks of copies when several servers are concerned", () => {
-    const notice = duplicateNotice(["repo", "claude"], true);
-    expect(notice).toContain("“repo”, “claude”");
-    expect(notice).toContain("own copies");
-    expect(notice).toContain("bypass per-folder consent");
   });
 });
