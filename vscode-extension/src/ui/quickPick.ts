@@ -40,7 +40,6 @@ export type QuickPickLike<T extends vscode.QuickPickItem> = Pick<
   | "keepScrollPosition"
   | "ignoreFocusOut"
   | "onDidAccept"
-  | "onDidChangeSelection"
   | "onDidHide"
   | "onDidChangeValue"
   | "onDidTriggerButton"
@@ -71,15 +70,13 @@ export interface QuickPickOptions<T extends vscode.QuickPickItem> {
 }
 
 /** What the picker does while open; every handler runs only until it closes. */
-export interface QuickPickHandlers<R, T extends vscode.QuickPickItem = vscode.QuickPickItem> {
+export interface QuickPickHandlers<R> {
   /** The user accepted (Enter, or a click): the answer, or {@link KEEP_OPEN}. */
   accept(): Outcome<R>;
   /** A title-bar button was pressed: the answer, or {@link KEEP_OPEN} (also when there is no handler). */
   button?(button: vscode.QuickInputButton): Outcome<R>;
   /** The filter text changed. */
   valueChanged?(value: string): void;
-  /** The selection changed (with `canSelectMany`: an item was checked or unchecked). */
-  selectionChanged?(items: readonly T[]): void;
   /** The picker closes (answered, dismissed or cancelled), once, just before it is disposed. */
   closed?(): void;
 }
@@ -93,7 +90,7 @@ export interface QuickPickHandlers<R, T extends vscode.QuickPickItem = vscode.Qu
 export function runQuickPick<T extends vscode.QuickPickItem, R>(
   pick: QuickPickLike<T>,
   options: QuickPickOptions<T>,
-  handlers: QuickPickHandlers<R, T>,
+  handlers: QuickPickHandlers<R>,
   token: Cancellation = NEVER_CANCELLED,
 ): Promise<R | undefined> {
   return new Promise<R | undefined>((resolve) => {
@@ -125,7 +122,6 @@ export function runQuickPick<T extends vscode.QuickPickItem, R>(
       pick.onDidAccept(() => settle(handlers.accept())),
       pick.onDidTriggerButton((button) => settle(handlers.button?.(button) ?? KEEP_OPEN)),
       pick.onDidChangeValue((value) => handlers.valueChanged?.(value)),
-      pick.onDidChangeSelection((items) => handlers.selectionChanged?.(items)),
       pick.onDidHide(() => finish(undefined)),
       token.onCancellationRequested(() => finish(undefined)),
     ];
@@ -145,38 +141,13 @@ export function pickOne<T extends vscode.QuickPickItem>(
   return runQuickPick(pick, options, { accept: () => acceptedItem(pick) }, token);
 }
 
-/**
- * The checked items of a multi-select picker when accepted (maybe none), `undefined` when dismissed or cancelled.
- * Enter always accepts: a click on a check box leaves the keyboard focus on that box, where VS Code lets Enter
- * uncheck it again instead of accepting, so each change of the checks gives the picker its items anew (the same
- * items, checked and highlighted as they are), which redraws the list and takes the focus off the box.
- */
+/** The checked items of a multi-select picker when accepted (maybe none), `undefined` when dismissed or cancelled. */
 export function pickMany<T extends vscode.QuickPickItem>(
   pick: QuickPickLike<T>,
   options: Omit<QuickPickOptions<T>, "canSelectMany">,
   token?: Cancellation,
 ): Promise<readonly T[] | undefined> {
-  let redrawn: readonly T[] | undefined;
-  const redraw = (checked: readonly T[]): void => {
-    if (redrawn !== undefined && sameItems(redrawn, checked)) {
-      return; // the echo of the redraw itself
-    }
-    redrawn = checked;
-    const active = pick.activeItems;
-    pick.items = [...pick.items];
-    pick.selectedItems = checked;
-    pick.activeItems = active;
-  };
-  return runQuickPick(
-    pick,
-    { ...options, canSelectMany: true },
-    { accept: () => pick.selectedItems, selectionChanged: redraw },
-    token,
-  );
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length === b.length && a.every((item) => b.includes(item));
+  return runQuickPick(pick, { ...options, canSelectMany: true }, { accept: () => pick.selectedItems }, token);
 }
 
 /** The item a single-select picker was accepted on: the selected one, else the highlighted one. */
