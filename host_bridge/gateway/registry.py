@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from host_bridge.private_files import UnsafeFileError, check_private_dir, open_private
+from host_bridge.procs import alive
 from host_bridge.storage import default_storage_dir
 from host_bridge.wire import WireModel
 
@@ -161,17 +162,6 @@ def remove_files(paths: Iterable[Path]) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-
-
-def alive(pid: int) -> bool:
-    """Whether a process with this id exists (it may belong to another user)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_entries(directory: Path) -> list[SidecarEntry]:
