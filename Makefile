@@ -152,11 +152,13 @@ run: $(RUNSTAMP)
 
 lint: install
 	$(BIN)/ruff check host_bridge tests bench $(EXT)/scripts
+	$(BIN)/ruff format --check host_bridge tests bench $(EXT)/scripts
 	$(BIN)/lint-imports
 	cd $(EXT) && npx eslint src test && npx prettier --check src test
 
 typecheck: install
 	$(BIN)/pyright
+	$(BIN)/pyright -p tests/pyrightconfig.json
 
 unit: install
 	$(BIN)/pytest tests/unit

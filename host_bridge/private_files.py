@@ -65,10 +65,7 @@ def unsafe_reason(st: os.stat_result, path: Path, *, directory: bool = False) ->
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         mode = "700" if directory else "600"
-        return (
-            f"{path} is writable by other users (mode {stat.S_IMODE(st.st_mode):03o}); "
-            f"run: chmod {mode} {path}"
-        )
+        return f"{path} is writable by other users (mode {stat.S_IMODE(st.st_mode):03o}); run: chmod {mode} {path}"
     return None
 
 

@@ -63,8 +63,8 @@ class LoopbackRedirect:
         except OSError as error:
             raise SignInError(
                 f"cannot listen on {LOOPBACK_HOST}:{self.port} for the sign-in's redirect back "
-                f"({error.strerror or error}); close what uses that port, or set another \"callbackPort\" in the "
-                "server's \"oauth\" settings"
+                f'({error.strerror or error}); close what uses that port, or set another "callbackPort" in the '
+                'server\'s "oauth" settings'
             ) from None
         first = listener.listeners[0]
         assert isinstance(first, anyio.abc.SocketListener)

@@ -209,7 +209,8 @@ class ConsentPolicy:
                 error = DecisionNotSaved(
                     f"your decision could not be saved; {path} is not shared with {identity.describe()} until "
                     f"host_bridge restarts, and may be shared again then: {cause}",
-                    None, cause,
+                    None,
+                    cause,
                 )
             self._announce(before)
         if error is not None:
@@ -249,7 +250,8 @@ class ConsentPolicy:
                 error = DecisionNotSaved(
                     f"your trust answer for {identity.describe()} could not be saved; it holds until host_bridge "
                     f"restarts: {cause}",
-                    None, cause,
+                    None,
+                    cause,
                 )
             self._announce(before)
         if error is not None:

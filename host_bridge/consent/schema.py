@@ -230,7 +230,11 @@ def _migrate(old: _V1File) -> Parsed:
     unambiguous = {fp for fp, names in ids.items() if len(names) == 1 and "" not in names}
     roots = [
         RootRecord(
-            source=None, server_id=r.server_id, fingerprint=r.server, path=r.path, decision=r.decision,
+            source=None,
+            server_id=r.server_id,
+            fingerprint=r.server,
+            path=r.path,
+            decision=r.decision,
             updated=r.updated,
         )
         for r in old.roots

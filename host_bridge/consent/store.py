@@ -222,8 +222,12 @@ class ConsentStore:
                     changed = True
                     kept.append(
                         RootRecord(
-                            source=identity.source, server_id=identity.server_id, fingerprint=identity.fingerprint,
-                            path=path, decision=decision, updated=_now(),
+                            source=identity.source,
+                            server_id=identity.server_id,
+                            fingerprint=identity.fingerprint,
+                            path=path,
+                            decision=decision,
+                            updated=_now(),
                         )
                     )
             return document(kept, current.trust) if changed else current
@@ -244,8 +248,11 @@ class ConsentStore:
                     return current
                 kept.append(
                     TrustRecord(
-                        source=identity.source, server_id=identity.server_id, fingerprint=identity.fingerprint,
-                        trusted=trusted, updated=_now(),
+                        source=identity.source,
+                        server_id=identity.server_id,
+                        fingerprint=identity.fingerprint,
+                        trusted=trusted,
+                        updated=_now(),
                     )
                 )
             elif existing is None:
@@ -383,7 +390,8 @@ class ConsentStore:
             logger.warning(
                 "%s is from an older host_bridge: %d decision(s) were given to a launch configuration that several "
                 "servers shared, so they cannot be kept for one server; you will be asked again",
-                self.file_path, parsed.dropped,
+                self.file_path,
+                parsed.dropped,
             )
         self._adopt(parsed.document, files.signature_of(st))
         return parsed.document, None

@@ -54,8 +54,12 @@ class AuditLog:
         """Record one answer for the server ``identity``; a failure to write is logged once, never blocks the answer."""
         self._write(
             AuditEntry(
-                time=datetime.now(UTC), server=identity.server_id, source=identity.source,
-                fingerprint=identity.fingerprint, protocol_version=protocol_version, roots=tuple(r.uri for r in roots),
+                time=datetime.now(UTC),
+                server=identity.server_id,
+                source=identity.source,
+                fingerprint=identity.fingerprint,
+                protocol_version=protocol_version,
+                roots=tuple(r.uri for r in roots),
             )
         )
 
@@ -68,8 +72,13 @@ class AuditLog:
             sandbox = f"enforced ({policy.mechanism}): {policy.summary}"
         self._write(
             AuditEntry(
-                kind="launch", time=datetime.now(UTC), server=identity.server_id, source=identity.source,
-                fingerprint=identity.fingerprint, roots=tuple(path_to_uri(f) for f in launch.folders), sandbox=sandbox,
+                kind="launch",
+                time=datetime.now(UTC),
+                server=identity.server_id,
+                source=identity.source,
+                fingerprint=identity.fingerprint,
+                roots=tuple(path_to_uri(f) for f in launch.folders),
+                sandbox=sandbox,
             )
         )
 

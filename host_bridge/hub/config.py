@@ -46,11 +46,25 @@ _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _SERVER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,127}$")
 
 
-RUN_CHANGING_VARIABLES = frozenset({
-    "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONHOME",
-    "PYTHONINSPECT", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BASH_ENV", "ENV",
-    "NPM_CONFIG_PREFIX", "GIT_EXEC_PATH",
-})
+RUN_CHANGING_VARIABLES = frozenset(
+    {
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "NODE_OPTIONS",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "PERL5OPT",
+        "RUBYOPT",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "BASH_ENV",
+        "ENV",
+        "NPM_CONFIG_PREFIX",
+        "GIT_EXEC_PATH",
+    }
+)
 """Environment variables besides ``*PATH`` whose value decides which code runs; prompts show their values."""
 
 
@@ -96,8 +110,13 @@ class ServerConfig(ConfiguredServer, LaunchSpec):
     def ref(self) -> ServerRef:
         """The editor-facing description."""
         ref = ServerRef(
-            id=self.id, label=self.label, source=self.source, transport=self.transport, identity=self.identity.key,
-            workspace_defined=self.workspace_defined, env_references=self.env_references,
+            id=self.id,
+            label=self.label,
+            source=self.source,
+            transport=self.transport,
+            identity=self.identity.key,
+            workspace_defined=self.workspace_defined,
+            env_references=self.env_references,
         )
         return ref.model_copy(update=_KINDS[self.transport].describe(self))
 
@@ -225,7 +244,8 @@ def load_servers(
             if server_id in servers:
                 problems.append(
                     ConfigProblem(
-                        source=source, server_id=server_id,
+                        source=source,
+                        server_id=server_id,
                         message=f"server id {server_id!r} is already defined in {servers[server_id].source}; "
                         "this definition is ignored (rename one of them)",
                     )
@@ -287,7 +307,7 @@ def _resolve(server_id: str, raw: Any, source: str, context: _Context, workspace
     name = (entry.type or ("http" if entry.url and not entry.command else "stdio")).lower()
     kind = next((kind for kind in _KINDS.values() if name in kind.type_names), None)
     if kind is None and name == "sse":
-        raise _EntryError("the legacy SSE transport is not supported; use \"type\": \"http\" (streamable HTTP)")
+        raise _EntryError('the legacy SSE transport is not supported; use "type": "http" (streamable HTTP)')
     if kind is None:
         known = " or ".join(f'"{known}"' for known in _KINDS)
         raise _EntryError(f"unknown type {entry.type!r}; use {known}")
@@ -298,7 +318,7 @@ def _resolve(server_id: str, raw: Any, source: str, context: _Context, workspace
 def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
     """A stdio entry resolved: variables, its env file, its working directory, its executable."""
     if not entry.command:
-        raise _EntryError("a stdio server needs a \"command\"")
+        raise _EntryError('a stdio server needs a "command"')
     env: dict[str, str] = {}
     env_file: str | None = None
     from_file: set[str] = set()
@@ -317,21 +337,31 @@ def _stdio(server_id: str, entry: _Entry, source: str, context: _Context, worksp
     command = _expand(entry.command, context)
     args = tuple(_expand(_scalar(a), context, launch_time=True) for a in entry.args)
     if entry.oauth is not None:
-        raise _EntryError("\"oauth\" applies to http servers; remove it")
+        raise _EntryError('"oauth" applies to http servers; remove it')
     if entry.sandbox not in (None, "enforce", "off"):
-        raise _EntryError(f"sandbox {entry.sandbox!r} must be \"enforce\" or \"off\"")
+        raise _EntryError(f'sandbox {entry.sandbox!r} must be "enforce" or "off"')
     if entry.network not in (None, "on", "off"):
-        raise _EntryError(f"network {entry.network!r} must be \"on\" or \"off\"")
+        raise _EntryError(f'network {entry.network!r} must be "on" or "off"')
     if entry.unix_sockets not in (None, "allow", "refuse"):
-        raise _EntryError(f"unixSockets {entry.unix_sockets!r} must be \"allow\" or \"refuse\"")
+        raise _EntryError(f'unixSockets {entry.unix_sockets!r} must be "allow" or "refuse"')
     resolve_in = None if cwd is None or SHARED_FOLDERS in cwd else cwd
     if (loop := attach_loop(command, args)) is not None:
         raise _EntryError(loop)
     return ServerConfig(
-        id=server_id, label=server_id, source=source, transport="stdio", command=command, args=args, env=env,
-        cwd=cwd, workspace_defined=workspace, origin=context.origin,
+        id=server_id,
+        label=server_id,
+        source=source,
+        transport="stdio",
+        command=command,
+        args=args,
+        env=env,
+        cwd=cwd,
+        workspace_defined=workspace,
+        origin=context.origin,
         executable=resolve_executable(command, env.get("PATH", context.environ.get("PATH")), resolve_in),
-        env_file=env_file, env_file_names=frozenset(from_file), env_references=tuple(sorted(context.references)),
+        env_file=env_file,
+        env_file_names=frozenset(from_file),
+        env_references=tuple(sorted(context.references)),
         sandbox=entry.sandbox,  # pyright: ignore[reportArgumentType]  (checked just above)
         network=entry.network,  # pyright: ignore[reportArgumentType]
         unix_sockets=entry.unix_sockets,  # pyright: ignore[reportArgumentType]
@@ -363,8 +393,13 @@ def _stdio_described(config: ServerConfig) -> dict[str, Any]:
         for name, value in sorted(config.env.items())
     )
     return {
-        "command": config.command, "args": config.args, "executable": config.executable, "cwd": config.cwd,
-        "env": env, "env_file": config.env_file, "passes_shared_folders": config.uses_shared_folders,
+        "command": config.command,
+        "args": config.args,
+        "executable": config.executable,
+        "cwd": config.cwd,
+        "env": env,
+        "env_file": config.env_file,
+        "passes_shared_folders": config.uses_shared_folders,
         "sandbox_setting": config.sandbox,
     }
 
@@ -372,18 +407,25 @@ def _stdio_described(config: ServerConfig) -> dict[str, Any]:
 def _http(server_id: str, entry: _Entry, source: str, context: _Context, workspace: bool) -> ServerConfig:
     """An http entry resolved: its URL (http or https) and headers, variables substituted."""
     if not entry.url:
-        raise _EntryError("an http server needs a \"url\"")
+        raise _EntryError('an http server needs a "url"')
     for key, value in (("sandbox", entry.sandbox), ("network", entry.network), ("unixSockets", entry.unix_sockets)):
         if value is not None:
-            raise _EntryError(f"\"{key}\" applies to stdio servers, which run on this machine; remove it")
+            raise _EntryError(f'"{key}" applies to stdio servers, which run on this machine; remove it')
     url = _expand(entry.url, context)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _EntryError(f"url {url!r} must be an http:// or https:// address")
     headers = {name: _expand(value, context) for name, value in entry.headers.items()}
     return ServerConfig(
-        id=server_id, label=server_id, source=source, transport="http", url=url, headers=headers,
-        workspace_defined=workspace, origin=context.origin, oauth=_oauth(entry.oauth, context),
+        id=server_id,
+        label=server_id,
+        source=source,
+        transport="http",
+        url=url,
+        headers=headers,
+        workspace_defined=workspace,
+        origin=context.origin,
+        oauth=_oauth(entry.oauth, context),
         env_references=tuple(sorted(context.references)),
     )
 
@@ -449,9 +491,7 @@ def _expand(text: str, context: _Context, *, launch_time: bool = False) -> str:
         if name == "hostBridge:sharedFolders":
             if launch_time:
                 return SHARED_FOLDERS
-            raise _EntryError(
-                f"{SHARED_FOLDERS} can be used only in \"args\", \"env\" and \"cwd\" of a stdio server"
-            )
+            raise _EntryError(f'{SHARED_FOLDERS} can be used only in "args", "env" and "cwd" of a stdio server')
         if name == "workspaceFolder" and context.folder:
             return context.folder
         if name == "workspaceFolderBasename" and context.folder:
@@ -464,8 +504,10 @@ def _expand(text: str, context: _Context, *, launch_time: bool = False) -> str:
             context.references.add(name[4:])
             return context.environ.get(name[4:], "")
         if name.startswith("input:"):
-            raise _EntryError(f"${{{name}}} asks for input, which host_bridge cannot prompt for; "
-                              "put the value in the editor's hostBridge.servers setting instead")
+            raise _EntryError(
+                f"${{{name}}} asks for input, which host_bridge cannot prompt for; "
+                "put the value in the editor's hostBridge.servers setting instead"
+            )
         if name in ("workspaceFolder", "workspaceFolderBasename"):
             raise _EntryError(f"${{{name}}} is used but no workspace folder is open")
         raise _EntryError(f"unknown variable ${{{name}}}")
@@ -495,9 +537,7 @@ def _read_env_file(path: str) -> dict[str, str]:
     return values
 
 
-def load_config_file(
-    path: str, *, environ: Mapping[str, str] | None = None, home: str | None = None
-) -> ServerSet:
+def load_config_file(path: str, *, environ: Mapping[str, str] | None = None, home: str | None = None) -> ServerSet:
     """Load the servers of one config file the user named (``host-bridge connect --config FILE``).
 
     The file is ``.vscode/mcp.json``-style (``servers``) or ``.mcp.json``-style (``mcpServers``); ``servers``
@@ -528,6 +568,6 @@ def load_config_file(
         except _EntryError as error:
             problems.append(ConfigProblem(source=source, server_id=server_id, message=str(error)))
     if entries == {} and not problems:
-        message = f"{path} has no servers: put them under \"servers\" (mcp.json) or \"mcpServers\" (.mcp.json)"
+        message = f'{path} has no servers: put them under "servers" (mcp.json) or "mcpServers" (.mcp.json)'
         problems.append(ConfigProblem(source=source, message=message))
     return ServerSet(servers=tuple(servers), problems=tuple(problems))

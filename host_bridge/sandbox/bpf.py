@@ -24,8 +24,6 @@ class _Program(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
 
 
-
-
 def load(program: bytes) -> None:
     """Install ``program`` (classic BPF, as ``seccomp_export_bpf`` writes it) for the calling thread and whatever it
     executes; sets ``no_new_privs`` first. Raises ``OSError`` naming the step."""

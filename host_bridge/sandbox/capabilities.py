@@ -33,10 +33,21 @@ CAP_SYS_CHROOT = 18
 CAP_SYS_ADMIN = 21
 CAP_AUDIT_WRITE = 29
 
-KEPT = frozenset({
-    CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_NET_BIND_SERVICE,
-    CAP_NET_RAW, CAP_SYS_CHROOT, CAP_AUDIT_WRITE,
-})
+KEPT = frozenset(
+    {
+        CAP_CHOWN,
+        CAP_DAC_OVERRIDE,
+        CAP_FOWNER,
+        CAP_FSETID,
+        CAP_KILL,
+        CAP_SETGID,
+        CAP_SETUID,
+        CAP_NET_BIND_SERVICE,
+        CAP_NET_RAW,
+        CAP_SYS_CHROOT,
+        CAP_AUDIT_WRITE,
+    }
+)
 """The capabilities a root-run server may keep: a container runtime's default set without ``CAP_MKNOD``,
 ``CAP_SETPCAP`` and ``CAP_SETFCAP`` (no file it writes gets capabilities for whoever runs it later). Landlock
 still confines each (``CAP_DAC_OVERRIDE`` reads nothing outside the policy; ``CAP_KILL`` signals nothing outside the
@@ -56,8 +67,6 @@ class _Header(ctypes.Structure):
 
 class _Data(ctypes.Structure):
     _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
-
-
 
 
 def kept(*, network: bool) -> frozenset[int]:

@@ -59,8 +59,12 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
     if abi >= SCOPE_ABI:
         add("signals", "refused", "signals to processes outside its sandbox are refused (Landlock signal scope)")
     else:
-        add("signals", "notConfined", f"it can signal your other processes: this kernel's Landlock (ABI {abi}) has "
-            f"no signal scope (ABI {SCOPE_ABI}, Linux 6.12)")
+        add(
+            "signals",
+            "notConfined",
+            f"it can signal your other processes: this kernel's Landlock (ABI {abi}) has "
+            f"no signal scope (ABI {SCOPE_ABI}, Linux 6.12)",
+        )
     if policy.unix_sockets:
         add("abstractSockets", "allowed", f"UNIX sockets are allowed for it by your setting: {OTHER_PROGRAMS}")
         add("namedSockets", "allowed", f"UNIX sockets are allowed for it by your setting: {OTHER_PROGRAMS}")
@@ -70,15 +74,23 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
         elif filter_missing is None:
             add("abstractSockets", "refused", "UNIX sockets are refused (seccomp)")
         else:
-            add("abstractSockets", "notConfined", f"it can connect to abstract UNIX sockets: no Landlock scope "
-                f"(ABI {abi}) and no seccomp filter ({filter_missing})")
+            add(
+                "abstractSockets",
+                "notConfined",
+                f"it can connect to abstract UNIX sockets: no Landlock scope "
+                f"(ABI {abi}) and no seccomp filter ({filter_missing})",
+            )
         if abi >= RESOLVE_UNIX_ABI:
             add("namedSockets", "refused", "named UNIX sockets of other programs are refused (Landlock ABI 9)")
         elif filter_missing is None:
             add("namedSockets", "refused", "UNIX sockets are refused (seccomp; Landlock controls them from ABI 9)")
         else:
-            add("namedSockets", "notConfined", f"it can connect to named UNIX sockets (the session bus, ssh-agent, "
-                f"Docker): Landlock ABI {abi} cannot refuse them and there is no seccomp filter ({filter_missing})")
+            add(
+                "namedSockets",
+                "notConfined",
+                f"it can connect to named UNIX sockets (the session bus, ssh-agent, "
+                f"Docker): Landlock ABI {abi} cannot refuse them and there is no seccomp filter ({filter_missing})",
+            )
     if policy.network:
         add("tcp", "allowed", "its network is on (your setting)")
         add("otherNetwork", "allowed", "its network is on (your setting)")
@@ -86,22 +98,38 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
         if abi >= NET_ABI:
             add("tcp", "refused", "TCP connections and binding to a port are refused (Landlock)")
         else:
-            add("tcp", "notConfined", f"its network is off but this kernel's Landlock (ABI {abi}) has no TCP rules "
-                f"(ABI {NET_ABI}, Linux 6.7)")
+            add(
+                "tcp",
+                "notConfined",
+                f"its network is off but this kernel's Landlock (ABI {abi}) has no TCP rules "
+                f"(ABI {NET_ABI}, Linux 6.7)",
+            )
         if filter_missing is None:
             add("otherNetwork", "refused", "UDP, raw and other sockets and TCP Fast Open are refused (seccomp)")
         else:
-            add("otherNetwork", "notConfined", f"its network is off but UDP and other protocols stay open: no "
-                f"seccomp filter ({filter_missing})")
+            add(
+                "otherNetwork",
+                "notConfined",
+                f"its network is off but UDP and other protocols stay open: no seccomp filter ({filter_missing})",
+            )
     if layer:
-        add("terminals", "refused", "no terminal of yours is reachable: it has a private /dev with its own "
-            "pseudo-terminals, and no capability to inject input")
+        add(
+            "terminals",
+            "refused",
+            "no terminal of yours is reachable: it has a private /dev with its own "
+            "pseudo-terminals, and no capability to inject input",
+        )
         add("sharedMemory", "refused", "its /dev/shm is private (a mount namespace)")
     else:
-        add("terminals", "refused", "no terminal device is granted (Landlock), and it has no capability to inject "
-            "input")
-        add("sharedMemory", "refused", f"/dev/shm is not granted (Landlock), so POSIX shared memory and semaphores "
-            f"fail in it (no private /dev: {why_no_layer})")
+        add(
+            "terminals", "refused", "no terminal device is granted (Landlock), and it has no capability to inject input"
+        )
+        add(
+            "sharedMemory",
+            "refused",
+            f"/dev/shm is not granted (Landlock), so POSIX shared memory and semaphores "
+            f"fail in it (no private /dev: {why_no_layer})",
+        )
     writable = [grant.path for grant in policy.read_write if grant.kind == "shared"]
     if not writable:
         add("plantedFiles", "refused", "it writes no shared folder")
@@ -113,13 +141,21 @@ def channels(policy: SandboxPolicy, *, mount_layer: bool | None = None) -> tuple
             sentence += f"; it could still create those that do not exist yet: {_short(missing)}"
         add("plantedFiles", "refused" if not missing else "notConfined", sentence)
     elif layer_missing is None:
-        add("plantedFiles", "notConfined", f"none of .git/hooks, .git/config, .vscode, .mcp.json and .envrc existed in "
+        add(
+            "plantedFiles",
+            "notConfined",
+            f"none of .git/hooks, .git/config, .vscode, .mcp.json and .envrc existed in "
             f"{', '.join(writable)} when it started, so none is bound read-only and it could create them (git, "
-            "editors and direnv run them outside any sandbox)")
+            "editors and direnv run them outside any sandbox)",
+        )
     else:
-        add("plantedFiles", "notConfined", f"it can write .git/hooks, .git/config, .vscode, .mcp.json and .envrc in "
+        add(
+            "plantedFiles",
+            "notConfined",
+            f"it can write .git/hooks, .git/config, .vscode, .mcp.json and .envrc in "
             f"{', '.join(writable)}, which git, editors and direnv run outside any sandbox: no mount layer "
-            f"({why_no_layer})")
+            f"({why_no_layer})",
+        )
     return tuple(found)
 
 

@@ -80,7 +80,11 @@ RESOLVE_UNIX_ABI = 9
 """The first ABI that controls connections to pathname UNIX sockets."""
 
 FILE_RIGHTS = (
-    ACCESS_FS_EXECUTE | ACCESS_FS_WRITE_FILE | ACCESS_FS_READ_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+    ACCESS_FS_EXECUTE
+    | ACCESS_FS_WRITE_FILE
+    | ACCESS_FS_READ_FILE
+    | ACCESS_FS_TRUNCATE
+    | ACCESS_FS_IOCTL_DEV
     | ACCESS_FS_RESOLVE_UNIX
 )
 """The only rights a rule on a non-directory may carry (the kernel refuses others with ``EINVAL``)."""

@@ -17,6 +17,7 @@ from host_bridge.sandbox.support import SANDBOX_EXEC
 if TYPE_CHECKING:
     from host_bridge.sandbox.policy import SandboxPolicy
 
+
 def quote(text: str) -> str:
     """``text`` as an SBPL string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

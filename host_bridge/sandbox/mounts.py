@@ -79,7 +79,11 @@ def unavailable_reason() -> str | None:
     try:
         done = subprocess.run(
             [bwrap, "--bind", "/", "/", "--dev", "/dev", "--", "/bin/true"],
-            capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False, start_new_session=True,
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+            start_new_session=True,
         )
     except (OSError, subprocess.SubprocessError) as error:
         return f"bubblewrap could not be started ({error})"

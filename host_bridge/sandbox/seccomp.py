@@ -121,5 +121,3 @@ def describe(refuse_unix: bool, network: bool) -> list[str]:
     if not network:
         said.append("UDP and other non-TCP sockets, and TCP Fast Open")
     return said
-
-

@@ -218,8 +218,7 @@ class Findings:
             scan.noticed.add("unreadable")
             self.notice(
                 "unreadable",
-                f"Could not read some folders under {scan.root} (permission denied), e.g. {path}; "
-                "they were skipped.",
+                f"Could not read some folders under {scan.root} (permission denied), e.g. {path}; they were skipped.",
                 scan.uri,
             )
 

@@ -74,17 +74,36 @@ MARKER_SUFFIXES: Mapping[str, str] = {
 SUFFIXES: tuple[str, ...] = tuple(MARKER_SUFFIXES)
 """The keys of :data:`MARKER_SUFFIXES`, ready for :meth:`str.endswith`."""
 
-WORKSPACE_MANIFESTS = frozenset(
-    {"package.json", "pnpm-workspace.yaml", "Cargo.toml", "pyproject.toml", "go.work"}
-)
+WORKSPACE_MANIFESTS = frozenset({"package.json", "pnpm-workspace.yaml", "Cargo.toml", "pyproject.toml", "go.work"})
 """Marker files that may declare monorepo members."""
 
 # Which manifest's name wins when a folder has several: the most specific metadata first.
 _NAME_PRIORITY = (
-    "pyproject.toml", "Cargo.toml", "package.json", "deno.json", "deno.jsonc", "go.mod", "pom.xml",
-    "settings.gradle.kts", "settings.gradle", "composer.json", "mix.exs", "pubspec.yaml", "Package.swift",
-    "build.sbt", ".cabal", "package.yaml", "build.zig.zon", ".gemspec", "setup.cfg", "setup.py",
-    ".csproj", ".fsproj", ".vbproj", ".sln", "CMakeLists.txt",
+    "pyproject.toml",
+    "Cargo.toml",
+    "package.json",
+    "deno.json",
+    "deno.jsonc",
+    "go.mod",
+    "pom.xml",
+    "settings.gradle.kts",
+    "settings.gradle",
+    "composer.json",
+    "mix.exs",
+    "pubspec.yaml",
+    "Package.swift",
+    "build.sbt",
+    ".cabal",
+    "package.yaml",
+    "build.zig.zon",
+    ".gemspec",
+    "setup.cfg",
+    "setup.py",
+    ".csproj",
+    ".fsproj",
+    ".vbproj",
+    ".sln",
+    "CMakeLists.txt",
 )
 
 _MAX_NAME = 200
@@ -311,9 +330,7 @@ def _priority(file_name: str) -> int:
     return _NAME_PRIORITY.index(kind) if kind in _NAME_PRIORITY else len(_NAME_PRIORITY)
 
 
-def project_name(
-    directory: str, markers: Iterable[str], read: Callable[[str], str | None] = read_text
-) -> str | None:
+def project_name(directory: str, markers: Iterable[str], read: Callable[[str], str | None] = read_text) -> str | None:
     """The name declared by the most specific manifest among ``markers`` in ``directory``, or ``None``."""
     for marker in sorted((m for m in markers if is_marker(m)), key=lambda m: (_priority(m), m)):
         needs_text = _kind(marker) in _PARSERS
@@ -511,7 +528,7 @@ def uv_members(text: str) -> MemberPatterns | None:
 
 def _go_path(token: str) -> str:
     token = token.strip()
-    if len(token) >= 2 and token[0] == token[-1] and token[0] in "\"`":
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in '"`':
         token = token[1:-1]
     return re.sub(r"([*?\[])", r"[\1]", token)
 

@@ -28,7 +28,6 @@ __all__ = [
 class Candidate(WireModel):
     """A folder that could be shared with MCP servers, once the user consents (docs/protocol.md ``Candidate``)."""
 
-
     uri: str
     """Canonical ``file://`` URI of the real directory (symlinks resolved); what is advertised as a root."""
     name: str
@@ -55,7 +54,6 @@ class Candidate(WireModel):
 
 class WorkspaceFolder(WireModel):
     """A folder the editor has open (LSP ``WorkspaceFolder``)."""
-
 
     uri: str
     """The editor's URI for it; non-file schemes are reported and skipped."""
@@ -97,7 +95,6 @@ class DetectionSettings(DetectionLimits):
 class DetectionNotice(WireModel):
     """Something the user should know about a detection: a skipped folder or a bound that was hit."""
 
-
     kind: NoticeKind
     """What happened."""
     message: str
@@ -113,7 +110,6 @@ class DetectionNotice(WireModel):
 
 class Detection(WireModel):
     """The result of one detection run."""
-
 
     candidates: tuple[Candidate, ...]
     """Deduplicated by canonical path, parents before children."""

@@ -28,7 +28,12 @@ _LINK_LIMIT = 64 * 1024
 """Bytes read at most of a ``.git`` file, a ``gitdir`` or a ``commondir`` record (each holds one path)."""
 
 _GIT_LOCATION_VARIABLES = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_NAMESPACE",
 )
 """Inherited from a git hook or alias, these would point every look-up at one repository."""
 
@@ -433,9 +438,7 @@ def list_repository(
     return Listing(tracked + files, worktrees, submodules, gitlinks, ignored_dirs)
 
 
-def _sort_untracked(
-    listing_dir: str, untracked: list[str], timeout: Callable[[], float], start: _Start
-) -> _Sorted:
+def _sort_untracked(listing_dir: str, untracked: list[str], timeout: Callable[[], float], start: _Start) -> _Sorted:
     """What ``git ls-files --others --exclude-standard`` and the ignored folders would have said, from the untracked
     paths of :data:`_LIST_ALL` (folders as ``dir/``); the git calls still needed are started with ``start``.
 

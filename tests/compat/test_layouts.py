@@ -27,7 +27,7 @@ from support.folders import folder_candidate
 from support.hub_harness import configs, running_hub
 from support.sandbox import landlock_reason
 
-from host_bridge.hub.connection import ConnectionSettings
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,7 +90,9 @@ LAYOUT_LIST = [
         "filesystem",
     ),
     git_layout(
-        "venv console script", "venv-home", str(LAYOUTS / "venv-home" / "venvs" / "git" / "bin" / "mcp-server-git"),
+        "venv console script",
+        "venv-home",
+        str(LAYOUTS / "venv-home" / "venvs" / "git" / "bin" / "mcp-server-git"),
         made_by="venv",
         slow=False,
     ),

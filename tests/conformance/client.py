@@ -42,8 +42,18 @@ def main() -> int:
         config.write_text(json.dumps({"servers": {"conformance": {"type": "http", "url": url, "oauth": oauth}}}))
         verbose = ["-v"] if os.environ.get("HOST_BRIDGE_CONFORMANCE_VERBOSE") else []
         command = [
-            sys.executable, "-m", "host_bridge", *verbose, "connect", "--config", str(config),
-            "--storage-dir", str(Path(work, "storage")), "--timeout", "20", work,
+            sys.executable,
+            "-m",
+            "host_bridge",
+            *verbose,
+            "connect",
+            "--config",
+            str(config),
+            "--storage-dir",
+            str(Path(work, "storage")),
+            "--timeout",
+            "20",
+            work,
         ]
         if scenario == "tools_call":
             command += ["--call", "add_numbers", "--arguments", json.dumps({"a": 5, "b": 3})]

@@ -95,4 +95,3 @@ async def test_vs_code_signs_in_through_its_own_question_keeps_the_tokens_in_its
     for token in recorded(record, "access_token") + recorded(record, "refresh_token"):
         assert token not in log
     assert len(recorded(record, "authorize")) == 2
-

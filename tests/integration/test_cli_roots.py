@@ -18,7 +18,11 @@ from host_bridge.uris import canonical_path, path_to_uri
 def run_roots(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "host_bridge", "roots", *args],
-        capture_output=True, text=True, timeout=60, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
     )
 
 
@@ -107,7 +111,10 @@ def test_roots_loads_neither_pydantic_the_mcp_sdk_the_hub_the_terminal_session_t
 
     result = subprocess.run(
         [sys.executable, "-c", _LOADS, "roots", *output, str(tmp_path)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
 
     loaded = set(result.stderr.split())

@@ -143,9 +143,7 @@ def save_two_grants(storage: Path) -> tuple[bytes, bytes]:
 
 
 @pytest.mark.requirement("B4")
-def test_a_writer_killed_between_write_and_rename_leaves_the_old_file(
-    storage: Path, workers: list[Worker]
-) -> None:
+def test_a_writer_killed_between_write_and_rename_leaves_the_old_file(storage: Path, workers: list[Worker]) -> None:
     old, old_backup = save_two_grants(storage)
     worker = Worker("pause", str(storage), "/new", "written")
     workers.append(worker)

@@ -40,9 +40,7 @@ def notices_of(detection: Detection, kind: str) -> list[str]:
     return [n.message for n in detection.notices if n.kind == kind]
 
 
-def test_a_folder_holding_two_repositories_offers_both_under_their_metadata_names(
-    scratch: Path, repo: Repo
-) -> None:
+def test_a_folder_holding_two_repositories_offers_both_under_their_metadata_names(scratch: Path, repo: Repo) -> None:
     root = scratch / "acme"
     repo(root / "frontend", {"package.json": '{"name": "@acme/web"}', "src/index.js": ""})
     repo(root / "backend", {"pyproject.toml": '[project]\nname = "acme-api"\n', "api/__init__.py": ""})
@@ -135,9 +133,7 @@ def test_an_initialised_submodule_is_offered_and_a_deinitialised_one_is_not(
     assert main / "vendor" / "other" not in found
 
 
-def test_a_nested_independent_repository_is_searched_with_its_own_ignore_rules(
-    scratch: Path, repo: Repo
-) -> None:
+def test_a_nested_independent_repository_is_searched_with_its_own_ignore_rules(scratch: Path, repo: Repo) -> None:
     outer = repo(scratch / "outer", {"pyproject.toml": '[project]\nname = "outer"\n'})
     repo(
         outer / "tools" / "inner",
@@ -210,9 +206,7 @@ def test_projects_deeper_than_the_depth_bound_are_left_out_with_a_notice(
 
 
 @pytest.mark.requirement("A10")
-def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_notice(
-    scratch: Path, tree: Tree
-) -> None:
+def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_notice(scratch: Path, tree: Tree) -> None:
     files = {f"group{g}/p{p}/package.json": "{}" for g in range(30) for p in range(100)}
     root = tree(scratch / "many", files)
 
@@ -237,9 +231,7 @@ def test_the_candidate_bound_also_holds_inside_git(scratch: Path, repo: Repo) ->
 
 @pytest.mark.parametrize("in_git", [False, True], ids=["plain", "git"])
 @pytest.mark.requirement("A10")
-def test_the_entry_bound_stops_the_search_with_a_notice(
-    scratch: Path, tree: Tree, repo: Repo, in_git: bool
-) -> None:
+def test_the_entry_bound_stops_the_search_with_a_notice(scratch: Path, tree: Tree, repo: Repo, in_git: bool) -> None:
     root = tree(scratch / "wide", {f"f{i:03}.txt": "" for i in range(200)} | {"zz/package.json": "{}"})
     if in_git:
         repo(root)
@@ -292,8 +284,13 @@ def test_a_file_given_as_a_folder_is_skipped_with_a_notice(scratch: Path) -> Non
             "package.json",
         ),
         ({"Cargo.toml": '[workspace]\nmembers = ["libs/*"]\nexclude = ["libs/x"]\n'}, "Cargo.toml"),
-        ({"pyproject.toml": '[project]\nname = "root"\n[tool.uv.workspace]\nmembers = ["libs/*"]\n'
-          'exclude = ["libs/x"]\n'}, "pyproject.toml"),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "root"\n[tool.uv.workspace]\nmembers = ["libs/*"]\n'
+                'exclude = ["libs/x"]\n'
+            },
+            "pyproject.toml",
+        ),
         ({"go.work": "go 1.22\n\nuse (\n\t./libs/m1\n)\n"}, "go.mod"),
     ],
     ids=["npm", "pnpm", "cargo", "uv", "go-work"],
@@ -313,9 +310,7 @@ def test_monorepo_members_get_the_workspace_root_as_parent(
     assert set(found[root].markers) == {".git", *files}
 
 
-def test_an_invalid_manifest_falls_back_to_the_editor_name_then_the_directory_name(
-    scratch: Path, tree: Tree
-) -> None:
+def test_an_invalid_manifest_falls_back_to_the_editor_name_then_the_directory_name(scratch: Path, tree: Tree) -> None:
     root = tree(scratch / "ws", {"package.json": '{"name": ', "sub/pyproject.toml": "[project\nname='x'"})
 
     found = by_path(detect([folder(root, "My Workspace")]))
@@ -327,9 +322,7 @@ def test_an_invalid_manifest_falls_back_to_the_editor_name_then_the_directory_na
 
 @posix_only
 @pytest.mark.requirement("A11")
-def test_two_folders_naming_one_directory_through_a_symlink_give_one_candidate(
-    scratch: Path, tree: Tree
-) -> None:
+def test_two_folders_naming_one_directory_through_a_symlink_give_one_candidate(scratch: Path, tree: Tree) -> None:
     real = tree(scratch / "real", {"package.json": '{"name": "shared"}'})
     link = scratch / "link"
     link.symlink_to(real, target_is_directory=True)
@@ -378,9 +371,7 @@ def test_with_git_disabled_a_dot_git_directory_still_marks_a_repository(scratch:
     assert found[root].markers == (".git", "package.json")
 
 
-def test_a_folder_ignored_by_an_enclosing_repository_is_still_searched(
-    scratch: Path, repo: Repo, tree: Tree
-) -> None:
+def test_a_folder_ignored_by_an_enclosing_repository_is_still_searched(scratch: Path, repo: Repo, tree: Tree) -> None:
     home = repo(scratch / "home", {".gitignore": "*\n"})
     tree(home / "code" / "proj", {"package.json": '{"name": "proj"}'})
 
@@ -412,8 +403,12 @@ def test_the_result_is_wire_ready(scratch: Path, repo: Repo) -> None:
 
     [wire] = [c.to_wire() for c in detect([folder(root)]).candidates]
 
-    assert wire == {"uri": uri(root), "name": "w", "kinds": ["workspaceFolder", "git", "project"],
-                    "markers": [".git", "package.json"]}
+    assert wire == {
+        "uri": uri(root),
+        "name": "w",
+        "kinds": ["workspaceFolder", "git", "project"],
+        "markers": [".git", "package.json"],
+    }
 
 
 def test_a_file_s_root_is_the_nearest_directory_with_a_marker(scratch: Path, tree: Tree) -> None:
@@ -511,8 +506,14 @@ def test_the_home_folder_as_an_enclosing_repository_is_neither_offered_nor_liste
         scratch / "home",
         {".gitignore": "generated/\n", "package.json": '{"name": "dotfiles"}', "other/Cargo.toml": ""},
     )
-    tree(home / "proj", {"pyproject.toml": '[project]\nname = "proj"\n', "generated/package.json": "{}",
-                         "web/package.json": '{"name": "web"}'})
+    tree(
+        home / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "proj"\n',
+            "generated/package.json": "{}",
+            "web/package.json": '{"name": "web"}',
+        },
+    )
 
     detection = detect([folder(home / "proj")], DetectionSettings(home=str(home)))
 
@@ -607,9 +608,7 @@ def test_a_worktree_whose_git_file_points_at_another_repository_is_not_offered(
 
 
 @pytest.mark.requirement("F3")
-def test_a_worktree_whose_git_file_is_a_symlink_is_not_offered(
-    scratch: Path, repo: Repo, git: Git
-) -> None:
+def test_a_worktree_whose_git_file_is_a_symlink_is_not_offered(scratch: Path, repo: Repo, git: Git) -> None:
     main = repo(scratch / "main")
     git(main, "worktree", "add", "-q", str(scratch / "wt"), "-b", "wt")
     (scratch / "wt" / ".git").unlink()
@@ -857,9 +856,7 @@ def test_the_entry_bound_holds_while_probing_a_heavy_ignored_folder(scratch: Pat
 
 
 @pytest.mark.requirement("A10")
-def test_a_repository_in_an_ignored_folder_deeper_than_the_depth_bound_is_left_out(
-    scratch: Path, repo: Repo
-) -> None:
+def test_a_repository_in_an_ignored_folder_deeper_than_the_depth_bound_is_left_out(scratch: Path, repo: Repo) -> None:
     top = repo(scratch / "d", {".gitignore": "cache/\n", "README.md": ""})
     near = repo(top / "cache" / "near")
     repo(top / "cache" / "x" / "y" / "far")

@@ -28,6 +28,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.*use Client.listen\\(\\):UserWarning"),
 ]
 
+
 @pytest.fixture
 def errlog(tmp_path: Path) -> Iterator[TextIO]:
     """The fixture server's stderr, captured in a file."""

@@ -119,12 +119,13 @@ async def test_progress_reaches_the_agent_and_its_cancellation_reaches_the_serve
         gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness,
         harness.agent("tools") as agent,
     ):
-        progress: list[tuple[float, str | None]] = []
+        seen: list[tuple[float, str | None]] = []
         three = anyio.Event()
+        slow: dict[str, Any] = {}
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            progress.append((value, message))
-            if len(progress) == 3:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, message))
+            if len(seen) == 3:
                 three.set()
 
         async with anyio.create_task_group() as tasks:
@@ -135,7 +136,7 @@ async def test_progress_reaches_the_agent_and_its_cancellation_reaches_the_serve
             tasks.cancel_scope.cancel()
         cancelled = await record_line(record, lambda e: "cancelled" in e)
         assert cancelled["cancelled"] == slow["slow"]
-        assert progress == [(1, "step 1"), (2, "step 2"), (3, "step 3")]
+        assert seen == [(1, "step 1"), (2, "step 2"), (3, "step 3")]
         assert text(await agent.call_tool("echo", {"text": "still here"})) == "still here"
 
 

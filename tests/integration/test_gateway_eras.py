@@ -100,8 +100,10 @@ async def test_an_agent_of_either_era_discovers_calls_reads_and_follows_a_server
                 await agent.session.subscribe_resource("tools://res/1")  # pyright: ignore[reportDeprecated]
                 await agent.call_tool("touch", {"uri": "tools://res/1"})
                 await until(
-                    lambda: any(isinstance(m, types.ResourceUpdatedNotification) for m in received)
-                    and any(isinstance(m, types.ResourceListChangedNotification) for m in received)
+                    lambda: (
+                        any(isinstance(m, types.ResourceUpdatedNotification) for m in received)
+                        and any(isinstance(m, types.ResourceListChangedNotification) for m in received)
+                    )
                 )
                 updated = next(m for m in received if isinstance(m, types.ResourceUpdatedNotification))
                 assert updated.params.uri == "tools://res/1"

@@ -24,6 +24,7 @@ from support.servers import python_server
 from host_bridge.gateway import registry
 from host_bridge.gateway.attach import IDLE_VARIABLE
 from host_bridge.hub.running import running_sidecars
+from host_bridge.procs import alive
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -106,7 +107,7 @@ async def roots_of(client: Client) -> list[dict[str, Any]]:
 async def gone(pid: int) -> None:
     """Wait until process ``pid`` has exited."""
     with anyio.fail_after(WAIT):
-        while registry.alive(pid):
+        while alive(pid):
             await anyio.sleep(0.05)
 
 

@@ -242,16 +242,22 @@ async def test_a_folder_the_user_turns_read_only_restarts_the_server_and_every_w
         await h.wait_running("probe")
         h.allow("probe", webapp)
         await h.recorder.wait_for(
-            lambda: (launch := h.hub.connection("probe").launch) is not None and launch.folders == (str(webapp),)
-            and h.state("probe") == "running"
+            lambda: (
+                (launch := h.hub.connection("probe").launch) is not None
+                and launch.folders == (str(webapp),)
+                and h.state("probe") == "running"
+            )
         )
         first_pid = (await call(h, "probe", "started_with"))["pid"]
         assert (await outcomes(h, "probe", write=[str(webapp / "a.txt")]))[("write", str(webapp / "a.txt"))] is None
 
         h.allow("probe", webapp, Decision.ALLOW_READ_ONLY)
         await h.recorder.wait_for(
-            lambda: (launch := h.hub.connection("probe").launch) is not None and launch.read_only == (str(webapp),)
-            and h.state("probe") == "running"
+            lambda: (
+                (launch := h.hub.connection("probe").launch) is not None
+                and launch.read_only == (str(webapp),)
+                and h.state("probe") == "running"
+            )
         )
         assert (await call(h, "probe", "started_with"))["pid"] != first_pid
         seen = await outcomes(h, "probe", read=[str(webapp / "README.md")], write=[str(webapp / "b.txt")])

@@ -26,8 +26,8 @@ from support.terminal import environment
 
 from host_bridge.consent.policy import Decision
 from host_bridge.hub.audit import read_audit
-from host_bridge.hub.connection import ConnectionSettings
 from host_bridge.hub.models import ServerState
+from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.uris import canonical_path
 
 pytestmark = [

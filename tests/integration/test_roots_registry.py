@@ -119,9 +119,7 @@ async def test_a_folder_allowed_for_one_server_is_not_advertised_to_another(tmp_
 
 
 @pytest.mark.requirement("B6")
-async def test_a_revoked_folder_is_no_longer_answered_even_before_recomputation(
-    tmp_path: Path, grants: Grants
-) -> None:
+async def test_a_revoked_folder_is_no_longer_answered_even_before_recomputation(tmp_path: Path, grants: Grants) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     registry = RootsRegistry(grants, poll_interval=None)

@@ -112,8 +112,14 @@ async def test_a_server_cannot_signal_the_sidecar_nor_reach_named_or_abstract_so
 ) -> None:
     policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], shared=[world["shared"]], tmp=world["tmp"])
     async with sandboxed_client(
-        policy, sys.executable, [str(PROBE)], home=world["home"], cwd=world["shared"], errlog=errlog,
-        mount_layer=mount_layer, env={"SSH_AUTH_SOCK": listeners["unix"], "DBUS_SESSION_BUS_ADDRESS": "unix:x"},
+        policy,
+        sys.executable,
+        [str(PROBE)],
+        home=world["home"],
+        cwd=world["shared"],
+        errlog=errlog,
+        mount_layer=mount_layer,
+        env={"SSH_AUTH_SOCK": listeners["unix"], "DBUS_SESSION_BUS_ADDRESS": "unix:x"},
     ) as client:
         outcomes = by_op(
             await tool(
@@ -141,7 +147,12 @@ async def test_a_server_the_user_let_reach_sockets_gets_them_and_status_says_so(
 ) -> None:
     policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], tmp=world["tmp"], unix_sockets=True)
     async with sandboxed_client(
-        policy, sys.executable, [str(PROBE)], home=world["home"], cwd=world["outside"], errlog=errlog,
+        policy,
+        sys.executable,
+        [str(PROBE)],
+        home=world["home"],
+        cwd=world["outside"],
+        errlog=errlog,
         env={"SSH_AUTH_SOCK": listeners["unix"]},
     ) as client:
         outcomes = by_op(await tool(client, "escape", unix=[listeners["unix"]], abstract=[listeners["abstract"]]))
@@ -160,7 +171,12 @@ async def test_a_server_whose_network_is_off_is_refused_tcp_udp_and_tcp_fast_ope
 ) -> None:
     policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], tmp=world["tmp"], network=False)
     async with sandboxed_client(
-        policy, sys.executable, [str(PROBE)], home=world["home"], cwd=world["outside"], errlog=errlog,
+        policy,
+        sys.executable,
+        [str(PROBE)],
+        home=world["home"],
+        cwd=world["outside"],
+        errlog=errlog,
         mount_layer=mount_layer,
     ) as client:
         outcomes = by_op(
@@ -200,7 +216,12 @@ async def test_a_server_cannot_open_or_type_into_another_terminal_and_has_no_cap
         terminal = os.ttyname(user_terminal)
         policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], tmp=world["tmp"])
         async with sandboxed_client(
-            policy, sys.executable, [str(PROBE)], home=world["home"], cwd=world["outside"], errlog=errlog,
+            policy,
+            sys.executable,
+            [str(PROBE)],
+            home=world["home"],
+            cwd=world["outside"],
+            errlog=errlog,
             mount_layer=mount_layer,
         ) as client:
             outcomes = by_op(await tool(client, "escape", terminal=[terminal, "/dev/tty"]))
@@ -222,7 +243,12 @@ async def test_dev_shm_is_private_to_the_server_or_refused(
     name = f"host-bridge-probe-{os.getpid()}-{mount_layer}"
     policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], tmp=world["tmp"])
     async with sandboxed_client(
-        policy, sys.executable, [str(PROBE)], home=world["home"], cwd=world["outside"], errlog=errlog,
+        policy,
+        sys.executable,
+        [str(PROBE)],
+        home=world["home"],
+        cwd=world["outside"],
+        errlog=errlog,
         mount_layer=mount_layer,
     ) as client:
         outcome = by_op(await tool(client, "escape", shm=[name]))["shm"]
@@ -255,7 +281,12 @@ async def test_a_server_cannot_plant_git_hooks_git_config_or_mcp_configs_in_a_fo
     ]
     policy = policy_for(sys.executable, [str(PROBE)], home=world["home"], shared=[repository], tmp=world["tmp"])
     async with sandboxed_client(
-        policy, sys.executable, [str(PROBE)], home=world["home"], cwd=repository, errlog=errlog,
+        policy,
+        sys.executable,
+        [str(PROBE)],
+        home=world["home"],
+        cwd=repository,
+        errlog=errlog,
         mount_layer=mount_layer,
     ) as client:
         outcomes = await tool(

@@ -142,7 +142,7 @@ async def test_the_server_filesystem_reference_server_works_under_the_default_po
     args = [str(PEERS / "server-filesystem" / "dist" / "index.js"), str(layout.shared)]
     policy = policy_for(node(), args, home=layout.home, shared=[layout.shared], tmp=layout.tmp)
     async with sandboxed_client(policy, node(), args, home=layout.home, cwd=layout.outside, errlog=errlog) as client:
-        assert client.server_info.name == "secure-filesystem-server"
+        assert client.server_info is not None and client.server_info.name == "secure-filesystem-server"
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert "read_text_file" in tools
         listed = await client.call_tool("list_directory", {"path": str(layout.shared)})
@@ -158,7 +158,7 @@ async def test_the_server_everything_reference_server_works_under_the_default_po
     args = [str(PEERS / "server-everything" / "dist" / "index.js")]
     policy = policy_for(node(), args, home=layout.home, shared=[layout.shared], tmp=layout.tmp)
     async with sandboxed_client(policy, node(), args, home=layout.home, cwd=layout.outside, errlog=errlog) as client:
-        assert client.server_info.name == "mcp-servers/everything"
+        assert client.server_info is not None and client.server_info.name == "mcp-servers/everything"
         resources = (await client.list_resources()).resources
         assert resources
         tools = {tool.name for tool in (await client.list_tools()).tools}
@@ -174,7 +174,7 @@ async def test_an_sdk_python_server_works_under_the_default_policy(
     async with sandboxed_client(
         policy, sys.executable, args, home=layout.home, cwd=layout.outside, errlog=errlog, use_runner=use_runner
     ) as client:
-        assert client.server_info.name == "resources-server"
+        assert client.server_info is not None and client.server_info.name == "resources-server"
         resources = (await client.list_resources()).resources
         assert [r.uri for r in resources] == ["test://res/0", "test://res/1", "test://res/2"]
 

@@ -63,7 +63,14 @@ async def test_a_server_that_needs_a_sign_in_says_so_with_the_action_instead_of_
     async with fixture_process("oauth_server", record) as fixture:
         server = f"docs=http://127.0.0.1:{fixture.port}/mcp"
         result = run(
-            "connect", "--server", server, "--storage-dir", str(tmp_path / "s"), "--timeout", "5", str(tmp_path),
+            "connect",
+            "--server",
+            server,
+            "--storage-dir",
+            str(tmp_path / "s"),
+            "--timeout",
+            "5",
+            str(tmp_path),
             browser=False,
         )
     assert result.returncode == 1

@@ -160,6 +160,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
 def many_items(method: str | None, params: Mapping[str, Any], count: int) -> dict[str, Any] | None:
     """many-items: a ``resources/list``, ``resources/templates/list`` or ``resources/read`` answer of ``count`` tiny
     items in one piece, as plain JSON (SDK models for each would cost the fixture far more than the client)."""
+
     def result(model: types.Result, **items: list[dict[str, str]]) -> dict[str, Any]:
         return model.model_dump(by_alias=True, mode="json", exclude_none=True) | items
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -142,7 +142,8 @@ class ToolsFixture:
             content = answer.content
             return text_result(content.text if isinstance(content, types.TextContent) else "?")
         if params.name == "log":
-            await ctx.session.send_log_message(str(arguments.get("level", "info")), str(arguments.get("text", "")))
+            level = cast(types.LoggingLevel, str(arguments.get("level", "info")))
+            await ctx.session.send_log_message(level, str(arguments.get("text", "")))
             return text_result("logged")
         if params.name == "touch":
             uri = str(arguments.get("uri", ""))
@@ -260,7 +261,7 @@ def build_server(fixture: ToolsFixture) -> Server[Any]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--count", type=int, default=3, help="resources listed (one page)")
     parser.add_argument("--record", type=Path, help="append events here as JSON lines")
     parser.add_argument("--pin", choices=HANDSHAKE_PROTOCOL_VERSIONS, help="handshake only, negotiating this version")

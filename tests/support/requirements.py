@@ -117,7 +117,9 @@ def markers_in(source: str, path: str) -> tuple[list[Marker], list[str]]:
     """The ``requirement`` markers of one test module's source, and problems (a marker that is not on a test, or whose
     arguments are not string literals)."""
     tree = ast.parse(source)
-    calls = {id(node): node for node in ast.walk(tree) if _is_requirement(node)}
+    calls: dict[int, ast.Call] = {
+        id(node): node for node in ast.walk(tree) if isinstance(node, ast.Call) and _is_requirement(node)
+    }
     markers: list[Marker] = []
     problems: list[str] = []
 

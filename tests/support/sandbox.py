@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PEERS = ROOT / "tests" / "peers" / "node_modules" / "@modelcontextprotocol"
 
+
 def landlock_reason() -> str:
     """Why the Landlock tests are skipped here (empty when they run)."""
     ok, reason = supported()

@@ -30,8 +30,14 @@ def rejection(uri: str, *, windows: bool = False) -> UriRejection:
 
 @pytest.mark.parametrize(
     "uri",
-    ["file:///home/u/proj/../secret", "file:///home/u/proj/..", "file:///home/u/./proj", "file:///%2e%2e/etc",
-     "file:///home/%2E%2E/etc", "file:///home/u/.%2e/x"],
+    [
+        "file:///home/u/proj/../secret",
+        "file:///home/u/proj/..",
+        "file:///home/u/./proj",
+        "file:///%2e%2e/etc",
+        "file:///home/%2E%2E/etc",
+        "file:///home/u/.%2e/x",
+    ],
 )
 @pytest.mark.requirement("A1", "A2")
 def test_a_dot_or_dot_dot_segment_is_refused_as_traversal(uri: str) -> None:
@@ -169,8 +175,15 @@ def test_windows_drive_spellings_map_to_one_path(uri: str) -> None:
 
 @pytest.mark.parametrize(
     "uri",
-    ["file:///C:/x/file.txt:stream", "file:///C:/x/CON", "file:///C:/x/nul.txt", "file:///C:/x/COM1",
-     "file:///C:/x/trail.", "file:///C:/x/trail%20", "file:///C:/x/a%3Cb"],
+    [
+        "file:///C:/x/file.txt:stream",
+        "file:///C:/x/CON",
+        "file:///C:/x/nul.txt",
+        "file:///C:/x/COM1",
+        "file:///C:/x/trail.",
+        "file:///C:/x/trail%20",
+        "file:///C:/x/a%3Cb",
+    ],
 )
 @pytest.mark.requirement("A12")
 def test_windows_streams_device_names_and_trailing_dots_are_refused(uri: str) -> None:

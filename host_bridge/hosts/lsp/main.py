@@ -25,9 +25,7 @@ from host_bridge.hosts.lsp.server import Composition, HostBridgeServer
 logger = logging.getLogger(__name__)
 
 
-SIDECAR = Composition(
-    load=deferred.load, open_core=deferred.open_core, create_features=deferred.create_features
-)
+SIDECAR = Composition(load=deferred.load, open_core=deferred.open_core, create_features=deferred.create_features)
 """The sidecar: the core over the editor's storage folder with its events sent to the editor, and every feature."""
 
 

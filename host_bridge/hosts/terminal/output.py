@@ -218,5 +218,3 @@ def root_label(root: Root) -> str:
     except UriError:
         where = root.uri
     return f"{where} ({root.name})" if root.name else where
-
-

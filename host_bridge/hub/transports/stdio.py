@@ -141,9 +141,7 @@ class StdioTransport:
         """Its folders are on its command line or fence its sandbox, and they are not ``folders``."""
         launch = self._launch
         return (
-            launch is not None
-            and depends_on_folders(self._config, launch)
-            and tuple(sorted(folders)) != launch.folders
+            launch is not None and depends_on_folders(self._config, launch) and tuple(sorted(folders)) != launch.folders
         )
 
     def reach(self) -> tuple[Reach, ...]:

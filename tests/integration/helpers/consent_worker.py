@@ -51,8 +51,12 @@ def pause(storage: str, path: str, stage: str) -> None:
     with FileLock(store.lock_path):
         current = parse(store.file_path.read_bytes()).document if store.file_path.exists() else document((), ())
         record = RootRecord(
-            source=SERVER.source, server_id=SERVER.server_id, fingerprint=SERVER.fingerprint, path=path,
-            decision="allow", updated=datetime.now(UTC),
+            source=SERVER.source,
+            server_id=SERVER.server_id,
+            fingerprint=SERVER.fingerprint,
+            path=path,
+            decision="allow",
+            updated=datetime.now(UTC),
         )
         updated = document((*current.roots, record), current.trust)
         data = (json.dumps(updated.model_dump(mode="json", by_alias=True), indent=2) + "\n").encode()

@@ -55,9 +55,16 @@ def test_a_vscode_mcp_json_server_is_loaded_with_variables_substituted(tmp_path:
     assert remote.url == "https://mcp.example.com/acme"
     assert remote.headers == {"Authorization": "Bearer t0k"}
     assert remote.ref().to_wire() == {
-        "id": "remote", "label": "remote", "source": remote.source, "transport": "http",
-        "url": "https://mcp.example.com/acme", "identity": remote.identity.key, "workspaceDefined": True,
-        "env": [], "envReferences": ["MY_TOKEN", "TENANT"], "headerNames": ["Authorization"],
+        "id": "remote",
+        "label": "remote",
+        "source": remote.source,
+        "transport": "http",
+        "url": "https://mcp.example.com/acme",
+        "identity": remote.identity.key,
+        "workspaceDefined": True,
+        "env": [],
+        "envReferences": ["MY_TOKEN", "TENANT"],
+        "headerNames": ["Authorization"],
         "passesSharedFolders": False,
     }
     assert "t0k" not in json.dumps(remote.ref().to_wire()) + json.dumps(fs.ref().to_wire())
@@ -83,22 +90,26 @@ def test_settings_servers_are_not_workspace_defined_and_keep_their_cwd_unset() -
 def test_a_bad_entry_is_reported_with_file_id_and_reason_and_the_others_still_load(tmp_path: Path) -> None:
     path = write(
         tmp_path / ".vscode" / "mcp.json",
-        json.dumps({"servers": {
-            "good": {"command": "srv"},
-            "nocmd": {"type": "stdio"},
-            "badurl": {"type": "http", "url": "file:///etc/passwd"},
-            "sse": {"type": "sse", "url": "http://h/sse"},
-            "weird": {"type": "carrier-pigeon"},
-            "ask": {"command": "srv", "env": {"K": "${input:key}"}},
-            "args": {"command": "srv", "args": "not-a-list"},
-            "notobj": 3,
-        }}),
+        json.dumps(
+            {
+                "servers": {
+                    "good": {"command": "srv"},
+                    "nocmd": {"type": "stdio"},
+                    "badurl": {"type": "http", "url": "file:///etc/passwd"},
+                    "sse": {"type": "sse", "url": "http://h/sse"},
+                    "weird": {"type": "carrier-pigeon"},
+                    "ask": {"command": "srv", "env": {"K": "${input:key}"}},
+                    "args": {"command": "srv", "args": "not-a-list"},
+                    "notobj": 3,
+                }
+            }
+        ),
     )
     result = load_servers(None, [str(tmp_path)])
     assert [s.id for s in result.servers] == ["good"]
     reasons = {p.server_id: p.message for p in result.problems}
     assert all(p.source == path_to_uri(path) for p in result.problems)
-    assert "needs a \"command\"" in reasons["nocmd"]
+    assert 'needs a "command"' in reasons["nocmd"]
     assert "http:// or https://" in reasons["badurl"]
     assert "SSE transport is not supported" in reasons["sse"]
     assert "unknown type 'carrier-pigeon'" in reasons["weird"]
@@ -134,8 +145,10 @@ def test_workspace_files_are_not_read_when_reading_is_off(tmp_path: Path) -> Non
 
 def test_an_env_file_is_merged_under_explicit_env(tmp_path: Path) -> None:
     write(tmp_path / ".env", "# c\nexport A=1\nB='two'\nC=\"3\"\n")
-    write(tmp_path / ".vscode" / "mcp.json",
-          json.dumps({"servers": {"s": {"command": "srv", "envFile": "${workspaceFolder}/.env", "env": {"C": "x"}}}}))
+    write(
+        tmp_path / ".vscode" / "mcp.json",
+        json.dumps({"servers": {"s": {"command": "srv", "envFile": "${workspaceFolder}/.env", "env": {"C": "x"}}}}),
+    )
     (server,) = load_servers(None, [str(tmp_path)]).servers
     assert server.env == {"A": "1", "B": "two", "C": "x"}
 

@@ -36,9 +36,12 @@ async def fetch(body: bytes, headers: dict[str, str], limit: int = 2**20) -> htt
     def answer(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, headers=headers, stream=Network(body))
 
-    async with httpx2.AsyncClient(
-        transport=httpx2.MockTransport(answer), event_hooks={"response": [body_cap("web", limit)]}
-    ) as client, client.stream("POST", "http://127.0.0.1/mcp") as response:
+    async with (
+        httpx2.AsyncClient(
+            transport=httpx2.MockTransport(answer), event_hooks={"response": [body_cap("web", limit)]}
+        ) as client,
+        client.stream("POST", "http://127.0.0.1/mcp") as response,
+    ):
         await response.aread()
         return response
 

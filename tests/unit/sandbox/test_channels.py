@@ -92,7 +92,11 @@ def test_the_planted_files_of_a_folder_follow_a_git_file_and_name_a_missing_git(
 def policy(abi: int, **fields: object) -> SandboxPolicy:
     shared = PathGrant(path="/w/app", kind="shared", why="a folder you shared")
     base = {
-        "enforced": True, "requested": True, "mechanism": "landlock", "abi": abi, "read_write": (shared,),
+        "enforced": True,
+        "requested": True,
+        "mechanism": "landlock",
+        "abi": abi,
+        "read_write": (shared,),
         "summary": "confined",
     }
     return SandboxPolicy.model_validate({**base, **fields})

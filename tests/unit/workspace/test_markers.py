@@ -48,12 +48,16 @@ NAMED_MANIFESTS = [
     ("mix.exs", "defmodule X.MixProject do\n  def project do\n    [app: :elixir_app]\n", "elixir_app"),
     ("pubspec.yaml", "name: dart_pkg\ndescription: x\n", "dart_pkg"),
     ("Package.swift", 'let package = Package(\n    name: "SwiftPkg",\n    targets: []\n)\n', "SwiftPkg"),
-    ("build.sbt", 'ThisBuild / scalaVersion := "3.3.1"\nlazy val root = (project in file(".")).settings(\n'
-     '  name := "scala-proj"\n)\n', "scala-proj"),
+    (
+        "build.sbt",
+        'ThisBuild / scalaVersion := "3.3.1"\nlazy val root = (project in file(".")).settings(\n'
+        '  name := "scala-proj"\n)\n',
+        "scala-proj",
+    ),
     ("hs.cabal", "cabal-version: 2.4\nName: haskell-pkg\nversion: 0.1\n", "haskell-pkg"),
     ("package.yaml", "name: hpack-pkg\nversion: 0.1\n", "hpack-pkg"),
     ("build.zig.zon", '.{\n    .name = "zig-old",\n    .version = "0.0.1",\n}\n', "zig-old"),
-    ("build.zig.zon", ".{\n    .name = .zig_new,\n    .version = \"0.0.1\",\n}\n", "zig_new"),
+    ("build.zig.zon", '.{\n    .name = .zig_new,\n    .version = "0.0.1",\n}\n', "zig_new"),
     ("CMakeLists.txt", "cmake_minimum_required(VERSION 3.20)\n# project(no)\nproject(cm C)\n", "cm"),
 ]
 
@@ -66,8 +70,7 @@ def test_each_ecosystem_s_manifest_yields_its_declared_name(file_name: str, text
 
 @pytest.mark.parametrize(
     "file_name",
-    ["Gemfile", "go.work", "build.gradle", "build.gradle.kts", "stack.yaml", "build.zig",
-     "pnpm-workspace.yaml"],
+    ["Gemfile", "go.work", "build.gradle", "build.gradle.kts", "stack.yaml", "build.zig", "pnpm-workspace.yaml"],
 )
 def test_markers_without_metadata_mark_a_project_but_give_no_name(file_name: str) -> None:
     assert markers.is_marker(file_name)
@@ -175,8 +178,7 @@ def test_member_patterns_drop_dot_slash_and_trailing_slash_and_treat_bang_as_exc
 
 @pytest.mark.parametrize(
     "text",
-    ['{"workspaces": ["packages/*", "apps/web"]}',
-     '{"workspaces": {"packages": ["packages/*", "apps/web"]}}'],
+    ['{"workspaces": ["packages/*", "apps/web"]}', '{"workspaces": {"packages": ["packages/*", "apps/web"]}}'],
 )
 def test_npm_and_yarn_workspaces_are_read_as_list_or_object(text: str) -> None:
     assert markers.npm_members(text) == MemberPatterns(("packages/*", "apps/web"))
@@ -210,7 +212,7 @@ def test_uv_workspace_members_and_excludes_are_read() -> None:
 
 
 def test_go_work_use_directives_are_read_in_both_forms() -> None:
-    text = "go 1.22\n\nuse ./cmd/tool // the cli\nuse (\n\t./lib\n\t\"./quoted\"\n\t.\n)\nuse (./one ./two)\n"
+    text = 'go 1.22\n\nuse ./cmd/tool // the cli\nuse (\n\t./lib\n\t"./quoted"\n\t.\n)\nuse (./one ./two)\n'
     assert markers.go_work_members(text) == MemberPatterns(("cmd/tool", "lib", "quoted", "one", "two"))
 
 
