@@ -50,7 +50,8 @@ def script(path: Path, text: str) -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A folder with the Makefile, a pyproject.toml and the extension's package.json the Makefile reads."""
+    """A folder with the Makefile, a pyproject.toml, the extension's package.json and the compatibility layouts'
+    inputs the Makefile reads."""
     root = tmp_path / "project"
     root.mkdir()
     shutil.copy(REPO / "Makefile", root / "Makefile")
@@ -59,6 +60,9 @@ def project(tmp_path: Path) -> Path:
         (root / folder).mkdir(parents=True)
         (root / folder / "package.json").write_text('{\n  "version": "0.1.0",\n}\n')
         (root / folder / "package-lock.json").write_text("{}\n")
+    for compat_input in ("layouts.sh", "python-constraints.txt"):  # what the compatibility layouts are made from
+        (root / "tests" / "compat").mkdir(parents=True, exist_ok=True)
+        (root / "tests" / "compat" / compat_input).write_text("")
     fakes = tmp_path / "fakes"
     script(fakes / "python3", GOOD_PYTHON)
     script(fakes / "old-python", OLD_PYTHON)
