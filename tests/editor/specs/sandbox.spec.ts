@@ -67,7 +67,7 @@ test("a server that ignores roots reads the shared folder and is refused the uns
   await sandbox.click();
   const sentence = await wb.waitForDialog(new RegExp(`MCP Host Bridge: the MCP server “${PROBE}” runs in its OS sandbox\\.`));
   await wb.screenshot("status-sandbox-sentence");
-  expect(sentence).toContain(`it can write only ${folders.alpha} and a private temp folder`);
+  expect(sentence).toContain(`it can write only the folder you shared, ${folders.alpha}, and its private temp folder`);
   expect(sentence).not.toContain(folders.beta);
   await wb.pressDialogButton("OK");
   await expect(wb.dialog).toBeHidden();
