@@ -7,25 +7,16 @@ killed with SIGKILL runs no clean-up code of its own).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 
-from host_bridge.system import IS_LINUX, IS_WINDOWS
+from host_bridge.libc import LIBC
+from host_bridge.system import IS_WINDOWS
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _libc_prctl() -> object | None:
-    if not IS_LINUX:
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _libc_prctl()
+_PRCTL = None if LIBC is None else LIBC.prctl
 _PARENT = os.getpid()
 """This process: the parent of every child it starts (a child whose parent differs was orphaned while starting)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from host_bridge.sandbox.libc import LIBC as _LIBC
+from host_bridge.libc import LIBC as _LIBC
 
 INSTRUCTION_BYTES = 8
 """``struct sock_filter``: code (16 bits), jt, jf (8 bits each), k (32 bits)."""

@@ -17,7 +17,7 @@ import ctypes
 import errno
 import os
 
-from host_bridge.sandbox.libc import LIBC as _LIBC
+from host_bridge.libc import LIBC as _LIBC
 
 CAP_CHOWN = 0
 CAP_DAC_OVERRIDE = 1

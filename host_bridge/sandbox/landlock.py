@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from host_bridge.sandbox.libc import LIBC as _LIBC
+from host_bridge.libc import LIBC as _LIBC
 from host_bridge.system import IS_LINUX
 
 ACCESS_FS_EXECUTE = 1 << 0

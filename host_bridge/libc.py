@@ -1,4 +1,5 @@
-"""The C library as ``ctypes`` sees it, loaded once for the sandbox's system calls (standard library only).
+"""The C library as ``ctypes`` sees it, loaded once for the system calls of processes and the sandbox (standard
+library only).
 
 ``None`` where it cannot be used: not Linux, or no C library to load. Errors are kept in ``errno``.
 """
