@@ -110,6 +110,8 @@ class Findings:
         self.opened: set[str] = set()
         """Canonical paths of the editor's workspace folders: only these may be the home folder or above it."""
         self.deadline_noticed = False
+        self.candidates_noticed = False
+        """The candidate bound was said (once per run: every later workspace folder hits it too)."""
 
     def expired(self) -> bool:
         """Whether the run's deadline has passed."""
@@ -205,8 +207,11 @@ class Findings:
             scan.stopped = True
         if bound == "deadline":
             self.deadline_noticed = True
-        if bound in scan.noticed:
+        if bound in scan.noticed or (bound == "max_candidates" and self.candidates_noticed):
             return
+        if bound == "max_candidates":
+            # The bound is the run's, not the folder's: said once, or 10 000 workspace folders give 10 000 notices.
+            self.candidates_noticed = True
         scan.noticed.add(bound)
         value: object = getattr(self.settings, bound)
         shown = f"{value:g}" if isinstance(value, float) else value

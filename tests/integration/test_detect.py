@@ -219,6 +219,19 @@ def test_a_tree_of_thousands_of_projects_yields_at_most_max_candidates_with_a_no
 
 
 @pytest.mark.requirement("A10")
+def test_workspace_folders_past_the_candidate_bound_give_one_notice_not_one_each(scratch: Path) -> None:
+    opened = [scratch / f"f{n:02}" for n in range(20)]
+    for path in opened:
+        path.mkdir()
+
+    detection = detect([folder(path) for path in opened], DetectionSettings(max_candidates=5))
+
+    assert [c.uri for c in detection.candidates] == [uri(path) for path in opened[:5]]
+    [message] = notices_of(detection, "boundHit")
+    assert "maxCandidates" in message and str(opened[5]) in message
+
+
+@pytest.mark.requirement("A10")
 def test_the_candidate_bound_also_holds_inside_git(scratch: Path, repo: Repo) -> None:
     root = repo(scratch / "many", {f"p{p:02}/package.json": "{}" for p in range(40)})
 

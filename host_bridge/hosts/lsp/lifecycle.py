@@ -53,11 +53,7 @@ def register(server: HostBridgeServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        removed = {f.uri for f in params.event.removed}
-        kept = [(uri, name) for uri, name in server.folders if uri not in removed]
-        known = {uri for uri, _ in kept}
-        kept.extend((f.uri, f.name) for f in params.event.added if f.uri not in known)
-        server.folders = kept
+        server.change_folders([(f.uri, f.name) for f in params.event.added], [f.uri for f in params.event.removed])
         server.to_features(lambda feature: feature.folders_changed())
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -1,12 +1,11 @@
 """This sidecar's servers, published for ``host-bridge consent`` in a terminal (:mod:`host_bridge.hub.running`).
 
-The file is written after the core opened, whenever a server's state changes or the folders change (coalesced to
-one write per turn of the loop, in a worker thread), and removed when the core closes.
+The file is written after the core opened, whenever a server's state changes or the folders change (a burst of changes
+is one write, once they pause for ``QUIET`` seconds, in a worker thread), and removed when the core closes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,9 @@ from host_bridge.uris import UriError, parse_file_uri
 
 if TYPE_CHECKING:
     from host_bridge.hosts.lsp.server import HostBridgeServer
+
+QUIET = 0.05
+"""Seconds without a change before the file is written again."""
 
 
 def storage_of(server: HostBridgeServer) -> str:
@@ -60,22 +62,31 @@ class RunningFeature(Feature):
     async def _keep(self) -> None:
         try:
             while not self._closed:
-                await anyio.to_thread.run_sync(publish, self._storage, self._snapshot())
+                uris = [uri for uri, _ in self._server.folders]
+                await anyio.to_thread.run_sync(self._publish, uris, self._servers())
                 await self._changed.wait()
-                self._changed = anyio.Event()
-                await asyncio.sleep(0)  # coalesce the changes of one turn of the loop
+                while True:  # a burst of changes (an editor's thousands of folder changes) is one write
+                    self._changed = anyio.Event()
+                    with anyio.move_on_after(QUIET) as quiet:
+                        await self._changed.wait()
+                    if quiet.cancelled_caught:
+                        break
             await anyio.sleep_forever()
         finally:
             withdraw(self._storage, os.getpid())
 
-    def _snapshot(self) -> RunningSidecar:
+    def _publish(self, uris: list[str], servers: tuple[RunningServer, ...]) -> None:
+        """Write the file (in a worker thread: the folders' paths are thousands of URIs to parse)."""
         folders: list[str] = []
-        for uri, _ in self._server.folders:
+        for uri in uris:
             try:
                 folders.append(parse_file_uri(uri))
             except UriError:
                 continue
-        servers = tuple(
+        publish(self._storage, RunningSidecar(pid=os.getpid(), folders=tuple(folders), servers=servers))
+
+    def _servers(self) -> tuple[RunningServer, ...]:
+        return tuple(
             RunningServer(
                 id=c.id,
                 identity=c.config.identity,
@@ -84,4 +95,3 @@ class RunningFeature(Feature):
             )
             for c in self._core.hub.connections
         )
-        return RunningSidecar(pid=os.getpid(), folders=tuple(folders), servers=servers)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -183,9 +182,14 @@ class WorkspaceFeature(Feature):
 
         options = self._server.options
         read_workspace = options.read_workspace_config if self._read_workspace is None else self._read_workspace
-        paths = _folder_paths(self._server.folders)
         settings = options.servers if self._settings is None else self._settings
-        servers = await anyio.to_thread.run_sync(partial(load_servers, settings, paths, read_workspace=read_workspace))
+        folders = self._server.folders
+
+        def load() -> tuple[list[str], ServerSet]:
+            paths = _folder_paths(folders)  # off the loop: a realpath each, for thousands of folders
+            return paths, load_servers(settings, paths, read_workspace=read_workspace)
+
+        paths, servers = await anyio.to_thread.run_sync(load)
         self.reloads += 1
         self._report(servers.problems)
         self._watch(paths if read_workspace else [], servers)
