@@ -370,6 +370,7 @@ async function pickFolders(
       selectedItems: items.filter((_, index) => fields[index]?.picked === true),
     },
     token,
+    () => void vscode.commands.executeCommand("workbench.action.focusQuickOpen").then(undefined, () => undefined),
   );
   return checked?.map((item) => item.uri);
 }
