@@ -16,6 +16,9 @@ function lastRootsSent(wb: Workbench, server: string): readonly string[] | undef
 
 /** Open the folder list of the first question about `FILES` (two folders). */
 async function openFolderList(wb: Workbench): Promise<void> {
+  // The question follows the sidecar's reading of its server configs, which alone can take half a minute on a
+  // loaded machine: wait for that first, then for the dialog, each in its own step.
+  await expect(wb.status).toHaveText(/MCP (?!starting)/);
   await wb.waitForDialog(folderQuestion(FILES));
   await wb.pressDialogButton("Choose Folders…");
   await expect(wb.quickTitle).toContainText(`Share Folders with “${FILES}” (1/2)`);
