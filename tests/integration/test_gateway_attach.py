@@ -928,3 +928,31 @@ async def test_a_passed_listing_over_the_item_limit_is_refused_with_the_limits_s
             await agent.list_resources()
         assert refused.value.error.code == ANSWER_OVER_LIMIT
         assert f"over host_bridge's limit of {DEFAULT_MAX_PAGE_ITEMS} per page" in refused.value.error.message
+
+
+async def test_a_passed_call_in_progress_when_its_server_restarts_is_answered_with_an_error_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                slow_call = {"name": "slow", "arguments": {"steps": 0}}
+                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                await record_line(record, lambda e: "slow" in e)
+                harness.hub.connection("tools").restart()
+                answer = json.loads(await agent.line())
+                assert answer["id"] == 7
+                assert answer["error"]["code"] == types.CONNECTION_CLOSED
+                echo = {"name": "echo", "arguments": {"text": "after"}}
+                await agent.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": echo})
+                # The restart's list_changed notifications may come first.
+                while "id" not in (message := json.loads(await agent.line())):
+                    assert message["method"].endswith("/list_changed")
+                assert message["id"] == 8
+                assert message["result"]["content"][0]["text"] == "after"
+                assert agent.process.stdin is not None
+                await agent.process.stdin.aclose()
+                assert await agent.process.wait() == 0
