@@ -109,14 +109,23 @@ extension-js: install
 	$(BIN)/python -m host_bridge.hosts.lsp.typescript --check $(EXT)/src/protocol.ts
 	cd $(EXT) && npx tsc --noEmit -p .
 	cd $(EXT) && node scripts/build.mjs --minify
-	rm -f $(EXT)/dist/*.vsix
+	rm -f $(EXT)/dist/*.vsix $(EXTSTAMP)
+
+# What the packages are made of: the extension's own files and the sidecar they carry. `make test` and `make e2e`
+# (both run by CI) then build the packages once, not once each.
+EXTSTAMP := $(EXT)/dist/.packaged
+EXT_INPUTS := $(shell find $(EXT) host_bridge \( -name node_modules -o -name dist -o -name python -o -name __pycache__ \) -prune \
+  -o -type f ! -name '*.pyc' -print 2>/dev/null) pyproject.toml
 
 # The universal .vsix and the linux-x64 one (wheels downloaded once into ~/.cache/host-bridge/wheels, see
 # scripts/bundle_python.py); then check what each package holds.
-extension: extension-js
+$(EXTSTAMP): $(EXT_INPUTS) $(STAMP) $(EXTNPM)
+	$(MAKE) extension-js
 	$(PACKAGE) universal
 	$(PACKAGE) linux-x64
 	$(BIN)/python $(EXT)/scripts/check_vsix.py $(VSIX) $(VSIX_LINUX)
+	touch $@
+extension: $(EXTSTAMP)
 
 # The universal .vsix and every platform one.
 extensions-all: extension-js

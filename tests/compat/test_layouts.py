@@ -177,7 +177,7 @@ async def test_a_real_server_in_this_install_layout_works_on_its_shared_folder_a
         target = "make compat-layouts" if layout.slow else "make compat-fast"
         pytest.skip(f"the {layout.name} layout is not made: run {target}")
     home = LAYOUTS / layout.home
-    home.mkdir(exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     for variable in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "npm_config_cache", "UV_CACHE_DIR", "PIPX_HOME"):
         monkeypatch.delenv(variable, raising=False)

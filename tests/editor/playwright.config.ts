@@ -13,7 +13,7 @@ export default defineConfig({
   forbidOnly: true,
   timeout: 240_000 * SLOWDOWN,
   expect: { timeout: 45_000 * SLOWDOWN },
-  reporter: [["list"]],
+  reporter: [["list"], ["./support/failureTail.ts"]],
   use: {
     browserName: "chromium",
     viewport: { width: 1280, height: 960 },

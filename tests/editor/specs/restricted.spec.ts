@@ -46,7 +46,11 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   await wb.pressDialogButton("Trust and Start");
   await wb.waitForDialog(folderQuestion("workspace"));
   await wb.pressDialogButton("Don't Share");
-  await expect.poll(() => existsSync(started) && readFileSync(started, "utf8").trim()).toBe("started");
+  await expect
+    .poll(() => (existsSync(started) ? readFileSync(started, "utf8").trim() : "(never started)"), {
+      message: "the trusted workspace server starts exactly once",
+    })
+    .toBe("started");
 });
 
 test("in Restricted Mode the status names the workspace's servers that wait for workspace trust", async ({ folders, openEditor }) => {
