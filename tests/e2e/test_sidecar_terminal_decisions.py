@@ -77,6 +77,58 @@ async def test_an_editor_that_cannot_ask_is_told_the_command_and_that_command_sh
     assert len(client.message_requests) == 1, "the folder is not asked about again"
 
 
+def consent_prompt_failed(_params: dict[str, Any]) -> dict[str, Any]:
+    """What VS Code answers ``hostBridge/askConsent`` with when its question could not be shown: an error."""
+    raise EditorRefusal("the consent dialog could not be shown")
+
+
+@pytest.mark.requirement("G6", "G1")
+@pytest.mark.asyncio
+async def test_an_editor_whose_consent_question_fails_is_told_the_command_and_that_command_shares_the_folder(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    client.answer_consent = consent_prompt_failed
+    await client.start_session([folder], options(tmp_path, {"res": resources_server()}), consent_ui=True)
+    await client.until(lambda: any("host-bridge consent allow" in m.message for m in client.messages))
+
+    [told] = [m for m in client.messages if "host-bridge consent allow" in m.message]
+    assert "could not ask" in told.message and "'res'" in told.message and "nothing is shared" in told.message
+    command = shlex.split(told.message.split("run in a terminal: ", 1)[1])
+    assert command[:3] == ["host-bridge", "consent", "allow"] and str(folder.resolve()) in command
+    assert shared_uris(client, "res") == []
+
+    done = await in_terminal(*command[1:])
+
+    assert done.returncode == 0, done.stderr
+    await client.until(lambda: shared_uris(client, "res") == [folder_uri(folder)])
+    assert len(client.asks) == 1, "the folder is not asked about again"
+
+
+@pytest.mark.requirement("G6")
+@pytest.mark.asyncio
+async def test_a_consent_question_nobody_answers_in_time_names_the_command_once(
+    client: BridgeClient, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    never = asyncio.Event()
+
+    async def unanswered(_params: dict[str, Any]) -> dict[str, Any] | None:
+        await never.wait()
+        return None
+
+    client.answer_consent = unanswered
+    session = options(tmp_path, {"res": resources_server()}, consentTimeout=0.5)
+    await client.start_session([folder], session, consent_ui=True)
+    await client.until(lambda: any("host-bridge consent allow" in m.message for m in client.messages))
+
+    told = [m for m in client.messages if "host-bridge consent allow" in m.message]
+    assert len(told) == 1 and str(folder.resolve()) in told[0].message
+    assert shared_uris(client, "res") == []
+
+
 @pytest.mark.requirement("G1")
 @pytest.mark.asyncio
 async def test_forget_in_a_terminal_makes_the_running_sidecar_ask_again(client: BridgeClient, tmp_path: Path) -> None:

@@ -80,10 +80,12 @@ export class Consent {
       try {
         return await this.ctx.prompts.during(() => askConsent(params, token, (id) => this.ctx.servers.get(id)));
       } catch (error) {
+        // Answered with the error: the sidecar shares nothing and tells the user the `host-bridge consent …`
+        // command that decides from a terminal (a notification), as for any editor that cannot ask.
         this.ctx.log.error(
           `consent: the prompt for the MCP server “${params.server.id}” failed; nothing is shared: ${errorMessage(error)}`,
         );
-        return { decisions: [] };
+        throw error;
       }
     });
   }
@@ -370,6 +372,7 @@ async function pickFolders(
       selectedItems: items.filter((_, index) => fields[index]?.picked === true),
     },
     token,
+    () => void vscode.commands.executeCommand("workbench.action.focusQuickOpen").then(undefined, () => undefined),
   );
   return checked?.map((item) => item.uri);
 }

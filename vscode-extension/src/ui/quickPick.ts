@@ -40,6 +40,7 @@ export type QuickPickLike<T extends vscode.QuickPickItem> = Pick<
   | "keepScrollPosition"
   | "ignoreFocusOut"
   | "onDidAccept"
+  | "onDidChangeSelection"
   | "onDidHide"
   | "onDidChangeValue"
   | "onDidTriggerButton"
@@ -70,13 +71,15 @@ export interface QuickPickOptions<T extends vscode.QuickPickItem> {
 }
 
 /** What the picker does while open; every handler runs only until it closes. */
-export interface QuickPickHandlers<R> {
+export interface QuickPickHandlers<R, T extends vscode.QuickPickItem = vscode.QuickPickItem> {
   /** The user accepted (Enter, or a click): the answer, or {@link KEEP_OPEN}. */
   accept(): Outcome<R>;
   /** A title-bar button was pressed: the answer, or {@link KEEP_OPEN} (also when there is no handler). */
   button?(button: vscode.QuickInputButton): Outcome<R>;
   /** The filter text changed. */
   valueChanged?(value: string): void;
+  /** The selection changed (with `canSelectMany`: an item was checked or unchecked). */
+  selectionChanged?(items: readonly T[]): void;
   /** The picker closes (answered, dismissed or cancelled), once, just before it is disposed. */
   closed?(): void;
 }
@@ -90,7 +93,7 @@ export interface QuickPickHandlers<R> {
 export function runQuickPick<T extends vscode.QuickPickItem, R>(
   pick: QuickPickLike<T>,
   options: QuickPickOptions<T>,
-  handlers: QuickPickHandlers<R>,
+  handlers: QuickPickHandlers<R, T>,
   token: Cancellation = NEVER_CANCELLED,
 ): Promise<R | undefined> {
   return new Promise<R | undefined>((resolve) => {
@@ -122,6 +125,7 @@ export function runQuickPick<T extends vscode.QuickPickItem, R>(
       pick.onDidAccept(() => settle(handlers.accept())),
       pick.onDidTriggerButton((button) => settle(handlers.button?.(button) ?? KEEP_OPEN)),
       pick.onDidChangeValue((value) => handlers.valueChanged?.(value)),
+      pick.onDidChangeSelection((items) => handlers.selectionChanged?.(items)),
       pick.onDidHide(() => finish(undefined)),
       token.onCancellationRequested(() => finish(undefined)),
     ];
@@ -141,13 +145,28 @@ export function pickOne<T extends vscode.QuickPickItem>(
   return runQuickPick(pick, options, { accept: () => acceptedItem(pick) }, token);
 }
 
-/** The checked items of a multi-select picker when accepted (maybe none), `undefined` when dismissed or cancelled. */
+/**
+ * The checked items of a multi-select picker when accepted (maybe none), `undefined` when dismissed or cancelled.
+ *
+ * `focusFilter` gives the keyboard focus back to the picker's filter box (in VS Code, the command
+ * `workbench.action.focusQuickOpen`); it runs after each change of the checks. A click on a check box leaves the
+ * focus on that box, and VS Code's box takes Enter as "toggle me" (it never reaches the picker's accept), so
+ * Enter right after a click would uncheck the box and keep the list open. With the focus in the filter box,
+ * Enter accepts the list as checked. Only the focus moves: the items and their checks are never written back,
+ * so no click can be undone by a redraw racing it.
+ */
 export function pickMany<T extends vscode.QuickPickItem>(
   pick: QuickPickLike<T>,
   options: Omit<QuickPickOptions<T>, "canSelectMany">,
   token?: Cancellation,
+  focusFilter?: () => void,
 ): Promise<readonly T[] | undefined> {
-  return runQuickPick(pick, { ...options, canSelectMany: true }, { accept: () => pick.selectedItems }, token);
+  return runQuickPick(
+    pick,
+    { ...options, canSelectMany: true },
+    { accept: () => pick.selectedItems, selectionChanged: () => focusFilter?.() },
+    token,
+  );
 }
 
 /** The item a single-select picker was accepted on: the selected one, else the highlighted one. */

@@ -53,7 +53,11 @@ class FakeQuickPick<T extends vscode.QuickPickItem> implements QuickPickLike<T> 
   readonly hidden = new Emitter<void>();
   readonly valueChanged = new Emitter<string>();
   readonly buttonTriggered = new Emitter<vscode.QuickInputButton>();
+  readonly selectionChanged = new Emitter<readonly T[]>();
+  /** How many times `items` or `selectedItems` was set. */
+  writes = 0;
   readonly onDidAccept = this.accepted.event;
+  readonly onDidChangeSelection = this.selectionChanged.event;
   readonly onDidHide = this.hidden.event;
   readonly onDidChangeValue = this.valueChanged.event;
   readonly onDidTriggerButton = this.buttonTriggered.event;
@@ -63,6 +67,7 @@ class FakeQuickPick<T extends vscode.QuickPickItem> implements QuickPickLike<T> 
   }
 
   set selectedItems(items: readonly T[]) {
+    this.writes += 1;
     this.itemsWhenChecked = this.items;
     this.checked = items;
   }
@@ -77,7 +82,7 @@ class FakeQuickPick<T extends vscode.QuickPickItem> implements QuickPickLike<T> 
 
   /** Listeners still attached, over all events. */
   get listenerCount(): number {
-    return [this.accepted, this.hidden, this.valueChanged, this.buttonTriggered].reduce(
+    return [this.accepted, this.hidden, this.valueChanged, this.buttonTriggered, this.selectionChanged].reduce(
       (count, emitter) => count + emitter.listeners.size,
       0,
     );
@@ -90,6 +95,12 @@ class FakeQuickPick<T extends vscode.QuickPickItem> implements QuickPickLike<T> 
 
   accept(): void {
     this.accepted.fire();
+  }
+
+  /** The user checks or unchecks an item (a click on its box): the picker reports the checks. */
+  check(items: readonly T[]): void {
+    this.checked = items;
+    this.selectionChanged.fire(items);
   }
 }
 
@@ -251,6 +262,25 @@ describe("pickMany", () => {
     pick.selectedItems = [a, c];
     pick.accept();
     await expect(answer).resolves.toEqual([a, c]);
+  });
+
+  it("gives the focus back to the filter box after each click on a box, and never rewrites the checks", async () => {
+    const pick = new FakeQuickPick<vscode.QuickPickItem>();
+    let refocused = 0;
+    const answer = pickMany(pick, { items: [a, b, c] }, undefined, () => (refocused += 1));
+    const writes = pick.writes;
+    pick.check([b]);
+    expect(refocused).toBe(1);
+    pick.check([b, c]);
+    pick.check([c]);
+    expect(refocused).toBe(3);
+    // Nothing was written back to the picker, so no write can race the next click and undo it.
+    expect(pick.writes).toBe(writes);
+    pick.accept();
+    await expect(answer).resolves.toEqual([c]);
+    pick.check([a]);
+    expect(refocused, "no focus moves once the list is answered").toBe(3);
+    expect(pick.listenerCount).toBe(0);
   });
 
   it("answers an empty list when nothing is checked, and undefined when dismissed", async () => {

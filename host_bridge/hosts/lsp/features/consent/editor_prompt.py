@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from host_bridge.asking import Question
 from host_bridge.hosts.lsp import messages
+from host_bridge.hosts.lsp.features.consent.message_prompts import CannotAsk
 from host_bridge.hosts.lsp.protocol import AskConsentParams, AskConsentResult
 from host_bridge.hub.connection import ServerConnection
 from host_bridge.roots import VisibleThrough
@@ -31,7 +32,8 @@ async def ask_editor(
     visible: tuple[VisibleThrough, ...],
     reason: str | None,
 ) -> AskConsentResult | None:
-    """The editor's answer about trusting ``connection`` (and ``batch``) and sharing ``questions``, or ``None``."""
+    """The editor's answer about trusting ``connection`` (and ``batch``) and sharing ``questions``, or ``None`` when
+    it is malformed; raises :class:`CannotAsk` when the editor answered with an error or not in time."""
     params = AskConsentParams(
         server=connection.config.ref(),
         roots=tuple(q.candidate for q in questions),
@@ -42,14 +44,14 @@ async def ask_editor(
     )
     try:
         raw: Any = await server.request_editor(messages.ASK_CONSENT, params, server.options.consent_timeout)
-    except TimeoutError:
+    except TimeoutError as error:
         logger.warning("[%s] the consent prompt timed out; nothing is shared", connection.id)
-        return None
+        raise CannotAsk("no answer in time") from error
     except Exception as error:
         logger.warning(
             "[%s] the editor did not answer the consent prompt (%s); nothing is shared", connection.id, error
         )
-        return None
+        raise CannotAsk(str(error)) from error
     try:
         return AskConsentResult.model_validate(raw)
     except ValidationError as error:

@@ -28,7 +28,7 @@ from host_bridge.core import Core
 from host_bridge.hosts.lsp import messages
 from host_bridge.hosts.lsp.feature import Feature, request
 from host_bridge.hosts.lsp.features.consent.editor_prompt import ask_editor
-from host_bridge.hosts.lsp.features.consent.message_prompts import MessagePrompts
+from host_bridge.hosts.lsp.features.consent.message_prompts import CannotAsk, MessagePrompts
 from host_bridge.hosts.lsp.features.consent.refusals import (
     RefusalNotes,
     ask_about_failed_start,
@@ -248,7 +248,13 @@ class ConsentFeature(Feature):
             visible = core.registry.visible_through(connection.id)
             reason = self._refusals.reason(connection.id)
             if self._server.consent_ui:
-                answer = await ask_editor(self._server, connection, questions, trust_required, batch, visible, reason)
+                try:
+                    answer = await ask_editor(
+                        self._server, connection, questions, trust_required, batch, visible, reason
+                    )
+                except CannotAsk:
+                    self._messages.tell_command(connection, questions, trust_required, batch)
+                    answer = None
             else:
                 answer = await self._messages.ask(connection, questions, trust_required, batch, visible, reason)
             await self._apply(connection, questions, trust_required, answer, batch)

@@ -72,7 +72,7 @@ class MessagePrompts:
         try:
             return await self._ask(connection, questions, trust_required, batch, visible, reason)
         except CannotAsk:
-            self._tell_command(connection, questions, trust_required, batch)
+            self.tell_command(connection, questions, trust_required, batch)
             return None
 
     async def _ask(
@@ -190,14 +190,15 @@ class MessagePrompts:
             return None
         return item.title
 
-    def _tell_command(
+    def tell_command(
         self,
         connection: ServerConnection,
         questions: Sequence[Question],
         trust_required: bool,
         batch: Sequence[ServerConnection],
     ) -> None:
-        """Tell the user, once per server and kind of question, the terminal command that decides."""
+        """Tell the user, once per server and kind of question, the terminal command that decides (also for an editor
+        whose ``hostBridge/askConsent`` failed)."""
         key = (connection.id, trust_required)
         if key in self._told:
             return
