@@ -10,6 +10,7 @@ without the SDK reader's extra copies of the text (a 16 MiB line costs 16 MiB of
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -87,10 +88,24 @@ def parse_line(line: bytes, limits: MessageCheck | None = None) -> SessionMessag
     not valid UTF-8 is read again with the bad bytes replaced, as the SDK reader does with ``errors="replace"``.
     An answer with more items than ``limits`` allow becomes an error for its request before anything is validated.
     """
+    message = parse_or_take(line, limits)
+    assert message is not None
+    return message
+
+
+def parse_or_take(
+    line: bytes, limits: MessageCheck | None = None, take: Callable[[object], bool] | None = None
+) -> SessionMessage | Exception | None:
+    """:func:`parse_line`, with ``take`` given each parsed message first (after ``limits``): ``None`` when it took
+    the message, which is then never validated into the SDK's models."""
     try:
         value = loads(line)
         if limits is not None and (refusal := limits.check(value)) is not None:
+            if take is not None and take(refusal.model_dump(by_alias=True, mode="json", exclude_none=True)):
+                return None
             return SessionMessage(refusal)
+        if take is not None and take(value):
+            return None
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
     except ValueError as error:
         return error

@@ -11,9 +11,11 @@ back as the server sent it, shaped for the agent's revision only when the two di
 from __future__ import annotations
 
 import logging
+import math
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
@@ -51,6 +53,18 @@ class _Call:
 
 
 @dataclass
+class _Passing:
+    """One request of the agent passed to the server as a plain frame (:class:`~host_bridge.hub.passage.Passage`)."""
+
+    id: RequestId
+    method: str
+    connection: ServerConnection
+    upstream: str
+    """Its id on the server's connection."""
+    deadline: float
+
+
+@dataclass
 class _Ask:
     """One request of the server in progress with the agent."""
 
@@ -80,12 +94,136 @@ class Calls:
         self._asks: dict[str, _Ask] = {}
         self._asked = 0
         self._closed = False
+        self._passing: dict[tuple[bool, RequestId], _Passing] = {}
+        self._deadlines: deque[tuple[float, tuple[bool, RequestId], _Passing]] = deque()
+        self._expiring = False
+        self._expire_wake: anyio.Event | None = None
 
     # The agent's requests.
 
     def forward(self, request_id: RequestId, method: str, params: dict[str, Any] | None) -> None:
-        """Forward ``method`` to the server and answer the agent with its result."""
+        """Forward ``method`` to the server and answer the agent with its result.
+
+        While the server runs over stdio, and the agent and the server both speak a handshake-era revision, a request
+        without a progress token is passed as a plain frame (:meth:`_pass`): no task, no SDK session in between, the
+        answer written to the agent from the task that reads the server. Anything else goes through the SDK's session
+        in a task of its own.
+        """
+        session = self._session
+        connection = session.host.running_now(session.server_id)
+        if (
+            connection is not None
+            and connection.passage.open
+            and not forwarding.is_modern(connection.protocol_version)
+            and session.era == "handshake"
+        ):
+            out, token = outgoing_params(params)
+            if token is None and self._pass(request_id, method, out, connection):
+                return
         self.start(request_id, method, lambda: self._forward(method, params))
+
+    def _pass(self, request_id: RequestId, method: str, params: dict[str, Any], connection: ServerConnection) -> bool:
+        """Pass the request to the server as a frame; ``False`` when the passage closed meanwhile (nothing sent)."""
+        session = self._session
+        limit = session.settings.max_requests_in_progress
+        if self.answering >= limit:
+            return False  # start() refuses it with its sentence
+        key = _key(request_id)
+        if key in self._calls or key in self._passing or self.tasks is None:
+            session.error(request_id, types.INVALID_REQUEST, f"request id {request_id!r} is already in progress")
+            return True
+        deadline = anyio.current_time() + session.settings.request_timeout
+        entry = _Passing(request_id, method, connection, "", deadline)
+        try:
+            upstream = connection.passage.send(method, params, lambda message: self._passed(key, entry, message))
+        except PydanticSerializationError:
+            session.error(request_id, types.INVALID_PARAMS, _not_unicode(method))
+            return True
+        if upstream is None:
+            return False
+        entry.upstream = upstream
+        session.connection = connection
+        session.requests[method] += 1
+        self._passing[key] = entry
+        self._idle = anyio.Event()
+        self.answering += 1
+        self.upstream += 1
+        if deadline == math.inf:
+            return True
+        self._deadlines.append((deadline, key, entry))
+        if not self._expiring:
+            self._expiring = True
+            self.tasks.start_soon(self._expire)
+        elif self._expire_wake is not None:
+            self._expire_wake.set()
+        return True
+
+    def _passed(self, key: tuple[bool, RequestId], entry: _Passing, message: dict[str, Any]) -> None:
+        """The server answered a passed request: answer the agent (in the task that read the answer)."""
+        if self._passing.get(key) is not entry:
+            return
+        self._drop(key)
+        session = self._session
+        error: object = message.get("error")
+        if error is not None:
+            code, text, data = _error_fields(error)
+            session.host.report_error(session.server_id, MCPError(code=code, message=text, data=data))
+            session.error(entry.id, code, text, data, done=self._release)
+            return
+        result: object = message.get("result")
+        if type(result) is not dict:
+            session.error(
+                entry.id,
+                types.INTERNAL_ERROR,
+                f"MCP server {session.server_id!r} sent an answer that does not follow the protocol: its result is "
+                "not an object",
+                done=self._release,
+            )
+            return
+        answer = cast(dict[str, Any], result)
+        version = session.protocol_version or ""
+        if version != entry.connection.protocol_version:
+            try:
+                answer = forwarding.shaped(entry.method, version, answer)
+            except ValidationError as invalid:
+                failure = _unlike_protocol(session.server_id, invalid)
+                session.error(entry.id, failure.error.code, failure.error.message, done=self._release)
+                return
+        session.answer(entry.id, answer, done=self._release)
+
+    def _drop(self, key: tuple[bool, RequestId]) -> None:
+        del self._passing[key]
+        self.upstream -= 1
+        deadlines = self._deadlines
+        while deadlines and self._passing.get(deadlines[0][1]) is not deadlines[0][2]:
+            deadlines.popleft()
+        if not self._calls and not self._passing:
+            self._idle.set()
+
+    def _give_up(self, key: tuple[bool, RequestId], reason: str) -> _Passing:
+        """Stop waiting for a passed request: the server is told it is cancelled; its answer is not counted any more."""
+        entry = self._passing[key]
+        self._drop(key)
+        entry.connection.passage.forget(entry.upstream, reason)
+        return entry
+
+    async def _expire(self) -> None:
+        """Answer passed requests the server did not answer in time with the SDK's time-out error."""
+        while True:
+            deadlines = self._deadlines
+            while deadlines and deadlines[0][0] <= anyio.current_time():
+                _, key, entry = deadlines.popleft()
+                if self._passing.get(key) is entry:
+                    self._give_up(key, "timed out")
+                    error = MCPError(code=types.REQUEST_TIMEOUT, message=f"Request {entry.method!r} timed out")
+                    self._session.host.report_error(self._session.server_id, error)
+                    self._session.error(entry.id, error.error.code, error.error.message, done=self._release)
+            if deadlines:
+                await anyio.sleep_until(deadlines[0][0])
+            else:
+                self._expire_wake = anyio.Event()
+                await self._expire_wake.wait()
+                self._expire_wake = None
 
     def start(
         self,
@@ -155,19 +293,30 @@ class Calls:
 
     def cancel(self, request_id: RequestId) -> None:
         """The agent cancelled ``request_id``: stop it, and answer nothing."""
-        call = self._calls.get(_key(request_id))
+        key = _key(request_id)
+        if key in self._passing:
+            self._give_up(key, "the agent cancelled it")
+            self._release()
+        call = self._calls.get(key)
         if call is not None:
             call.cancelled = True
             call.scope.cancel()
 
     def cancel_all(self) -> None:
         """Stop every request of the agent (it left): nothing is answered."""
+        for key in list(self._passing):
+            self._give_up(key, "the agent left")
+            self._release()
         for call in list(self._calls.values()):
             call.cancelled = True
             call.scope.cancel()
 
     def end_all(self, reason: str) -> None:
         """Stop every request of the agent, answering each with an error that gives ``reason``."""
+        for key in list(self._passing):
+            entry = self._give_up(key, reason)
+            message = f"MCP Host Bridge ended the session: {reason}"
+            self._session.error(entry.id, types.CONNECTION_CLOSED, message, done=self._release)
         for call in list(self._calls.values()):
             call.ended = reason
             call.scope.cancel()
@@ -210,11 +359,7 @@ class Calls:
             raise MCPError(code=error.code, message=f"MCP Host Bridge: {error.message}", data=error.data) from error
         except PydanticSerializationError as error:
             # A lone surrogate escape in the agent's JSON: valid JSON text, but nothing UTF-8 can carry to the server.
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"MCP Host Bridge refused {method}: it holds a string that is not Unicode (a lone surrogate), "
-                "which cannot be sent to the server",
-            ) from error
+            raise MCPError(code=types.INVALID_PARAMS, message=_not_unicode(method)) from error
         except ValidationError as error:
             raise _unlike_protocol(session.server_id, error) from error
         finally:
@@ -277,8 +422,12 @@ class Calls:
         ask.answered.set()
 
     def close(self) -> None:
-        """The session ended: the server's requests still waiting for the agent fail."""
+        """The session ended: the server's requests still waiting for the agent fail, and the server is told the
+        agent's passed requests are cancelled."""
         self._closed = True
+        for key in list(self._passing):
+            self._give_up(key, "the agent left")
+            self._release()
         for ask in self._asks.values():
             ask.answered.set()
 
@@ -298,6 +447,23 @@ async def _typed(
     if method == "prompts/get":
         return await client.get_prompt(str(params.get("name")), params.get("arguments"), meta=meta)
     return await client.read_resource(str(params.get("uri")), meta=meta, cache_mode="bypass")
+
+
+def _not_unicode(method: str) -> str:
+    return (
+        f"MCP Host Bridge refused {method}: it holds a string that is not Unicode (a lone surrogate), which cannot be "
+        "sent to the server"
+    )
+
+
+def _error_fields(error: object) -> tuple[int, str, Any]:
+    """Code, message and data of a JSON-RPC error object a server sent (one that is not one: an internal error)."""
+    if isinstance(error, dict):
+        fields = cast(dict[str, Any], error)
+        code, message = fields.get("code"), fields.get("message")
+        if type(code) is int and isinstance(message, str):
+            return code, message, fields.get("data")
+    return types.INTERNAL_ERROR, "the MCP server sent an error that does not follow the protocol", None
 
 
 def _unlike_protocol(server_id: str, error: ValidationError) -> MCPError:

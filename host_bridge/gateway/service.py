@@ -120,6 +120,14 @@ class Gateway:
         """The workspace folders changed: register under the new ones so ``attach`` finds this sidecar by them."""
         self.listener.folders_changed()
 
+    def running_now(self, server_id: str) -> ServerConnection | None:
+        """The connection of ``server_id`` when it is running now (``None``: unknown, or not running)."""
+        try:
+            connection = self.hub.connection(server_id)
+        except HubError:
+            return None
+        return connection if connection.state is ServerState.RUNNING else None
+
     async def running(self, server_id: str) -> ServerConnection:
         """The connection of ``server_id`` once it is running, waiting at most ``start_timeout`` seconds.
 

@@ -68,6 +68,10 @@ class SessionHost(Protocol):
         """The server's connection once it is running; raises :class:`~host_bridge.hub.errors.HubError`."""
         ...
 
+    def running_now(self, server_id: str) -> ServerConnection | None:
+        """The server's connection when it is running now."""
+        ...
+
     def report_error(self, server_id: str, error: MCPError) -> None:
         """A forwarded request failed (the connection may decide to reconnect)."""
         ...

@@ -50,8 +50,9 @@ class LineReader:
     """The agent's lines, read from a non-blocking descriptor when asked for.
 
     Reading the descriptor directly (waiting for it only when it has nothing) saves the event loop pass a byte
-    stream's ``receive`` makes before every read. After each line it lets the other tasks run first, so an agent that
-    never stops sending cannot starve the rest of the sidecar.
+    stream's ``receive`` makes before every read. A line that is there without waiting for the descriptor is handed
+    out only after the other tasks ran, so an agent that never stops sending cannot starve the rest of the sidecar;
+    one that arrived while the reader waited (an agent that waits for each answer) is handed out at once.
     """
 
     def __init__(self, fd: int, pending: bytes = b"", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
@@ -71,19 +72,19 @@ class LineReader:
         line over the cap."""
         while True:
             while self._lines:
+                if self._delivered:
+                    self._delivered = False
+                    await anyio.lowlevel.checkpoint()
                 line = self._lines.popleft()
                 if line and not line.isspace():
                     self._delivered = True
                     return line
             if self._ended or self._splitter.overflowed:
                 return None
-            if self._delivered:
-                self._delivered = False
-                await anyio.lowlevel.checkpoint()
-                continue
             try:
                 chunk = os.read(self._fd, _RECEIVE_BYTES)
             except BlockingIOError:
+                self._delivered = False
                 await anyio.wait_readable(self._fd)
                 continue
             except OSError:

@@ -34,6 +34,7 @@ from host_bridge.hub.config import ServerConfig
 from host_bridge.hub.errors import ServerNotRunningError
 from host_bridge.hub.launch import Launch
 from host_bridge.hub.models import Reach, ResourceCapabilities, ServerState, ServerStatus, SharedRoot, SignInStatus
+from host_bridge.hub.passage import Passage
 from host_bridge.hub.settings import ConnectionSettings
 from host_bridge.hub.transports.base import Streams, Transport
 from host_bridge.roots import Root, VisibleThrough
@@ -128,6 +129,8 @@ class ServerConnection:
         self.roots_asked_at: datetime | None = None
         """When the server last asked for its roots (``None``: never, in this sidecar)."""
         self._client: Client | None = None
+        self.passage = Passage(config.id)
+        """Plain JSON-RPC requests beside the SDK's session on the same transport (the agent gateway's forwarding)."""
         self._wake = anyio.Event()
         """Set to interrupt a wait: stop, restart or a lost transport."""
         """Set while the state is running."""
@@ -398,7 +401,7 @@ class ServerConnection:
 
     async def _session(self, transport: AbstractAsyncContextManager[Streams]) -> None:
         client = Client(
-            transport,
+            self.passage.wrap(transport),
             mode="auto",
             read_timeout_seconds=self.settings.request_timeout,
             list_roots_callback=self._list_roots,
@@ -432,6 +435,7 @@ class ServerConnection:
                         helpers.start_soon(self.roots_changed, tuple(self._roots()))
                     await self._wait_for_wake()
                     self._client = None
+                    self.passage.close()
                     helpers.cancel_scope.cancel()
         if handshake.cancelled_caught:
             raise _Crash(f"did not finish the MCP handshake within {self.settings.initialize_timeout:g} s")

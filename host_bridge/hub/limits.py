@@ -67,15 +67,19 @@ class AnswerLimits:
     def sent(self, message: types.JSONRPCMessage) -> None:
         """Remember a counted request, or forget one the client cancelled."""
         if isinstance(message, types.JSONRPCRequest):
-            counted = _COUNTED.get(message.method)
-            if counted is not None:
-                if len(self._pending) >= _MAX_PENDING:
-                    self._pending.pop(next(iter(self._pending)))
-                self._pending[message.id] = counted
+            self.asked(message.id, message.method)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
             cancelled: object = (message.params or {}).get("requestId")
             if isinstance(cancelled, int | str):
                 self._pending.pop(cancelled, None)
+
+    def asked(self, request_id: int | str, method: str) -> None:
+        """Remember request ``request_id`` of ``method`` when its answer is counted."""
+        counted = _COUNTED.get(method)
+        if counted is not None:
+            if len(self._pending) >= _MAX_PENDING:
+                self._pending.pop(next(iter(self._pending)))
+            self._pending[request_id] = counted
 
     def check(self, value: object) -> types.JSONRPCError | None:
         """The error that replaces ``value`` (one parsed message) when it answers a counted request with too many

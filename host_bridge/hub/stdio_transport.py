@@ -37,7 +37,7 @@ from mcp.shared.message import SessionMessage
 
 from host_bridge.hub import process_groups
 from host_bridge.hub.limits import AnswerLimits
-from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_line
+from host_bridge.jsonrpc_lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, parse_or_take
 from host_bridge.procs import die_with_parent
 
 logger = logging.getLogger(__name__)
@@ -172,6 +172,9 @@ class LineReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
     def __init__(
         self, stdout: anyio.abc.ByteReceiveStream, splitter: LineSplitter, limits: AnswerLimits | None = None
     ) -> None:
+        self.take: Callable[[object], bool] | None = None
+        """Given each parsed message before the SDK validates it; ``True`` when it took it (a
+        :class:`~host_bridge.hub.passage.Passage`'s answers), which the session then never sees."""
         self.on_end: Callable[[LineEnd], Awaitable[None]] | None = None
         """Told once why the stream ended, before ``receive`` raises :class:`anyio.EndOfStream`."""
         self.ended_by_server = False
@@ -197,9 +200,12 @@ class LineReader(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
                 line = self._lines.popleft()
                 if not line or line.isspace():
                     continue
+                message = parse_or_take(line, self._limits, self.take)
+                if message is None:
+                    continue
                 self._release_next = len(line) > _RELEASE_AFTER
                 self._delivered = True
-                return parse_line(line, self._limits)
+                return message
             if self._end is not None:
                 raise anyio.EndOfStream
             if self._splitter.overflowed:
@@ -308,6 +314,28 @@ class LineWriter(anyio.abc.ObjectSendStream[SessionMessage]):
             await self._stdin.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             self._broken()
+
+    def write_request(self, request_id: str, method: str, line: bytes) -> bool:
+        """Write a request's ``line`` at once, without waiting (what the pipe does not take yet is buffered by the
+        transport); ``False`` when the stream is closed or broke. ``method`` tells the answer limits what is asked."""
+        if self._limits is not None:
+            self._limits.asked(request_id, method)
+        return self._write_now(line)
+
+    def write_notification(self, line: bytes) -> bool:
+        """Write a notification's ``line`` at once, as :meth:`write_request` does."""
+        return self._write_now(line)
+
+    def _write_now(self, line: bytes) -> bool:
+        pipe = self._pipe
+        if self._closed or pipe is None or pipe.transport.is_closing():
+            return False
+        pipe.write(line)
+        if pipe.transport.is_closing():
+            self._closed = True
+            self._on_broken()
+            return False
+        return True
 
     def _broken(self) -> NoReturn:
         # The server may still be alive: end the read side so no request waits for an answer forever.

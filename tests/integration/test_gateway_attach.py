@@ -29,6 +29,7 @@ from host_bridge.gateway.attach import IDLE_VARIABLE
 from host_bridge.gateway.audit import read_gateway_audit
 from host_bridge.gateway.service import Gateway
 from host_bridge.gateway.settings import GatewaySettings
+from host_bridge.hub.limits import ANSWER_OVER_LIMIT, DEFAULT_MAX_PAGE_ITEMS
 from host_bridge.uris import canonical_path, path_to_uri
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -867,3 +868,91 @@ async def test_two_thousand_folder_changes_of_ten_thousand_folders_leave_the_sid
                     await anyio.sleep(0.05)
             stop.set()
         assert max(stalls) < 1.0, f"the sidecar did not answer for {max(stalls):.2f} s"
+
+
+async def test_a_call_without_progress_is_passed_as_a_frame_and_the_agents_cancellation_reaches_the_server(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                slow_call = {"name": "slow", "arguments": {"steps": 0}}
+                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                slow = await record_line(record, lambda e: "slow" in e)
+                assert str(slow["slow"]).startswith("host-bridge-pass-")
+                cancel = {"requestId": 7, "reason": "no longer needed"}
+                await agent.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+                cancelled = await record_line(record, lambda e: "cancelled" in e)
+                assert cancelled["cancelled"] == slow["slow"]
+                # Nothing answers the cancelled call: the next line is the answer to the next request.
+                result = await agent.request(8, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
+                assert result["content"][0]["text"] == "next"
+                assert agent.process.stdin is not None
+                await agent.process.stdin.aclose()
+                assert await agent.process.wait() == 0
+
+
+async def test_a_passed_call_past_the_request_timeout_is_answered_with_a_time_out_and_cancelled_at_the_server(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    settings = GatewaySettings(request_timeout=1.0)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), [], settings=settings) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                slow_call = {"name": "slow", "arguments": {"steps": 0}}
+                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                answer = json.loads(await agent.line())
+                assert answer["id"] == 7
+                assert answer["error"]["code"] == types.REQUEST_TIMEOUT
+                assert "timed out" in answer["error"]["message"]
+                cancelled = await record_line(record, lambda e: "cancelled" in e)
+                assert cancelled["reason"] == "timed out"
+                result = await agent.request(8, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
+                assert result["content"][0]["text"] == "next"
+                assert agent.process.stdin is not None
+                await agent.process.stdin.aclose()
+                assert await agent.process.wait() == 0
+
+
+async def test_a_passed_listing_over_the_item_limit_is_refused_with_the_limits_sentence(tmp_path: Path) -> None:
+    storage, folder, record = workspace(tmp_path)
+    server = tools_server(record, "--count", str(DEFAULT_MAX_PAGE_ITEMS + 1))
+    async with gateway_hub(storage, folder, configs({"tools": server}), []) as harness, harness.agent("tools") as agent:
+        with anyio.fail_after(WAIT), pytest.raises(MCPError) as refused:
+            await agent.list_resources()
+        assert refused.value.error.code == ANSWER_OVER_LIMIT
+        assert f"over host_bridge's limit of {DEFAULT_MAX_PAGE_ITEMS} per page" in refused.value.error.message
+
+
+async def test_a_passed_call_in_progress_when_its_server_restarts_is_answered_with_an_error_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    storage, folder, record = workspace(tmp_path)
+    async with gateway_hub(storage, folder, configs({"tools": tools_server(record)}), []) as harness:
+        agent = await raw_agent(harness.attach_command("tools"))
+        async with agent.process:
+            with anyio.fail_after(WAIT):
+                await agent.initialize()
+                slow_call = {"name": "slow", "arguments": {"steps": 0}}
+                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                await record_line(record, lambda e: "slow" in e)
+                harness.hub.connection("tools").restart()
+                answer = json.loads(await agent.line())
+                assert answer["id"] == 7
+                assert answer["error"]["code"] == types.CONNECTION_CLOSED
+                echo = {"name": "echo", "arguments": {"text": "after"}}
+                await agent.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": echo})
+                # The restart's list_changed notifications may come first.
+                while "id" not in (message := json.loads(await agent.line())):
+                    assert message["method"].endswith("/list_changed")
+                assert message["id"] == 8
+                assert message["result"]["content"][0]["text"] == "after"
+                assert agent.process.stdin is not None
+                await agent.process.stdin.aclose()
+                assert await agent.process.wait() == 0
