@@ -340,6 +340,12 @@ class RawAgent:
         assert answer["id"] == request_id, answer
         return answer["result"]
 
+    async def leave(self) -> int:
+        """Close attach's stdin, as an agent does when it is done, and return attach's exit code."""
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+        return await self.process.wait()
+
     async def initialize(self) -> None:
         params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
         assert (await self.request(1, "initialize", params))["protocolVersion"] == PIN
@@ -365,9 +371,7 @@ async def test_attach_hands_its_pipes_to_the_gateway_and_keeps_none_of_them(tmp_
                     assert os.readlink(f"/proc/{agent.process.pid}/fd/{fd}") == os.devnull
                 result = await agent.request(2, "tools/call", {"name": "echo", "arguments": {"text": "direct"}})
                 assert result["content"][0]["text"] == "direct"
-                assert agent.process.stdin is not None
-                await agent.process.stdin.aclose()
-                assert await agent.process.wait() == 0
+                assert await agent.leave() == 0
     entries = list(read_gateway_audit(str(storage)))
     assert [e.event for e in entries] == ["attached", "initialized", "detached"]
     assert entries[2].reason == "the agent closed the connection"
@@ -444,9 +448,7 @@ async def test_an_agent_whose_client_name_is_not_unicode_is_served_and_audited_a
                 # A lone surrogate is valid JSON text but no Unicode character: it cannot be written as UTF-8.
                 params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": {"name": "\ud800", "version": "1"}}
                 assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
-                assert hostile.process.stdin is not None
-                await hostile.process.stdin.aclose()
-                assert await hostile.process.wait() == 0
+                assert await hostile.leave() == 0
         async with harness.agent("tools") as agent:
             assert text(await agent.call_tool("echo", {"text": "still serving"})) == "still serving"
     entries = list(read_gateway_audit(str(storage)))
@@ -516,9 +518,7 @@ async def test_an_agent_with_megabytes_of_client_name_cannot_push_earlier_sessio
                     info = {"name": "x" * (5 << 20), "version": "y" * (5 << 20)}
                     params = {"protocolVersion": PIN, "capabilities": {}, "clientInfo": info}
                     assert (await hostile.request(1, "initialize", params))["protocolVersion"] == PIN
-                    assert hostile.process.stdin is not None
-                    await hostile.process.stdin.aclose()
-                    assert await hostile.process.wait() == 0
+                    assert await hostile.leave() == 0
     entries = list(read_gateway_audit(str(storage)))
     assert [e.event for e in entries] == ["attached", "initialized", "detached"] * 3
     assert entries[1].client_name == "mcp"
@@ -627,9 +627,7 @@ async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_onc
                 assert refused["id"] == 14
                 assert "4 requests in progress" in refused["error"]["message"]
                 assert text(await other.call_tool("echo", {"text": "served"})) == "served"
-                assert flooding.process.stdin is not None
-                await flooding.process.stdin.aclose()
-                assert await flooding.process.wait() == 0
+                assert await flooding.leave() == 0
 
 
 @pytest.mark.requirement("H3")
@@ -710,9 +708,7 @@ async def test_notifications_for_an_agent_that_never_reads_are_dropped_past_a_by
                 assert "MCP server 'tools'" in warnings[0]
                 assert session.outbox_bytes <= limit
                 assert text(await loud.call_tool("echo", {"text": "still served"})) == "still served"
-                assert silent.process.stdin is not None
-                await silent.process.stdin.aclose()
-                assert await silent.process.wait() == 0
+                assert await silent.leave() == 0
 
 
 @pytest.mark.requirement("H3")
@@ -890,9 +886,7 @@ async def test_a_call_without_progress_is_passed_as_a_frame_and_the_agents_cance
                 # Nothing answers the cancelled call: the next line is the answer to the next request.
                 result = await agent.request(8, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
                 assert result["content"][0]["text"] == "next"
-                assert agent.process.stdin is not None
-                await agent.process.stdin.aclose()
-                assert await agent.process.wait() == 0
+                assert await agent.leave() == 0
 
 
 async def test_a_passed_call_past_the_request_timeout_is_answered_with_a_time_out_and_cancelled_at_the_server(
@@ -915,9 +909,7 @@ async def test_a_passed_call_past_the_request_timeout_is_answered_with_a_time_ou
                 assert cancelled["reason"] == "timed out"
                 result = await agent.request(8, "tools/call", {"name": "echo", "arguments": {"text": "next"}})
                 assert result["content"][0]["text"] == "next"
-                assert agent.process.stdin is not None
-                await agent.process.stdin.aclose()
-                assert await agent.process.wait() == 0
+                assert await agent.leave() == 0
 
 
 async def test_a_passed_listing_over_the_item_limit_is_refused_with_the_limits_sentence(tmp_path: Path) -> None:
@@ -953,6 +945,4 @@ async def test_a_passed_call_in_progress_when_its_server_restarts_is_answered_wi
                     assert message["method"].endswith("/list_changed")
                 assert message["id"] == 8
                 assert message["result"]["content"][0]["text"] == "after"
-                assert agent.process.stdin is not None
-                await agent.process.stdin.aclose()
-                assert await agent.process.wait() == 0
+                assert await agent.leave() == 0
