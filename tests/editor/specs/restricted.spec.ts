@@ -7,7 +7,7 @@ import { PYTHON, SCREENSHOTS, WORKSPACE_SERVER } from "../support/paths";
 import { writeWorkspaceServers } from "../support/folders";
 import { everythingServer, expect, test, workspaceServer } from "../support/fixtures";
 import { ServerLog } from "../support/serverLog";
-import { folderQuestion, trustQuestion } from "../support/steps";
+import { answerPrompts, folderQuestion, trustQuestion } from "../support/steps";
 
 test("in Restricted Mode a workspace-defined server is not started until the workspace is trusted", async ({ folders, openEditor }) => {
   // The workspace server, started through sh so that every start leaves a line in `started`.
@@ -19,13 +19,14 @@ test("in Restricted Mode a workspace-defined server is not started until the wor
   // The sandbox is off: the sh wrapper writes `started` outside the workspace folders, which the sandbox refuses.
   const wb = await openEditor({ servers: { everything: everythingServer() }, workspaceTrust: true, sandbox: "off" });
 
-  await wb.waitForDialog(/Do you trust the authors of the files in this workspace\?/);
-  await wb.pressDialogButton("No, I don't trust the authors");
+  // VS Code's trust question and the user-level server's folder question are both modal, and either may come first
+  // (the extension starts while VS Code's question is pending: servers from the user's settings run in Restricted
+  // Mode). The folder question is the only one of ours.
+  await answerPrompts(wb, [
+    [/Do you trust the authors of the files in this workspace\?/, () => wb.pressDialogButton("No, I don't trust the authors")],
+    [folderQuestion("everything"), () => wb.pressDialogButton("Don't Share")],
+  ]);
   await expect(wb.statusItem("Restricted Mode")).toBeVisible();
-
-  // The user-level server runs and asks for folders; that prompt is the only one.
-  await wb.waitForDialog(folderQuestion("everything"));
-  await wb.pressDialogButton("Don't Share");
   await new ServerLog(wb.server, "everything").waitForLine(/Starting default \(STDIO\) server/);
   await expect(wb.status).toHaveText(/MCP 1 · no folders shared/);
 
