@@ -147,7 +147,9 @@ def write_entry(entry: SidecarEntry, directories: Iterable[Path]) -> list[Path]:
             private_dir(directory)
             fd = open_private(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             try:
-                os.write(fd, data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
             os.replace(temporary, target)
@@ -164,6 +166,22 @@ def remove_files(paths: Iterable[Path]) -> None:
             path.unlink()
 
 
+MAX_ENTRY_BYTES = 64 << 20
+"""The largest entry read: a workspace of 100 000 folders with long paths fits (10 000 folders take about 1 MiB)."""
+
+
+def _read_bounded(fd: int) -> bytes:
+    """The whole file ``fd``; ``ValueError`` when it is over :data:`MAX_ENTRY_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := os.read(fd, 1 << 20):
+        size += len(chunk)
+        if size > MAX_ENTRY_BYTES:
+            raise ValueError(f"the entry is over {MAX_ENTRY_BYTES >> 20} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def read_entries(directory: Path) -> list[SidecarEntry]:
     """The entries of live sidecars in ``directory``; entries of dead ones are removed, damaged ones skipped."""
     entries: list[SidecarEntry] = []
@@ -175,7 +193,7 @@ def read_entries(directory: Path) -> list[SidecarEntry]:
         try:
             fd = open_private(path, os.O_RDONLY)
             try:
-                raw = os.read(fd, 1 << 20)
+                raw = _read_bounded(fd)
             finally:
                 os.close(fd)
             entry = SidecarEntry.model_validate_json(raw)

@@ -129,6 +129,26 @@ def test_an_entry_holds_the_secret_attach_presents_and_an_abstract_socket_is_wri
     assert registry.find_sidecar(str(tmp_path), str(tmp_path)) == read
 
 
+def test_an_entry_of_a_workspace_with_twenty_thousand_long_folders_is_written_and_read_whole(tmp_path: Path) -> None:
+    # Over 2 MiB: a first version read only the first MiB and skipped the entry as damaged, so attach found no sidecar.
+    folders = [str(tmp_path / f"{'deep/' * 15}folder-{n:05}") for n in range(20_000)]
+    written = registry.new_entry(os.getpid(), "@x", str(tmp_path), folders, "s3cret")
+    [path] = registry.write_entry(written, [tmp_path / "gateway"])
+    assert path.stat().st_size > 2 << 20
+    [read] = registry.read_entries(tmp_path / "gateway")
+    assert read.folders == tuple(folders)
+
+
+def test_an_entry_over_the_bound_is_skipped_not_read_into_memory(tmp_path: Path) -> None:
+    folder = tmp_path / "gateway"
+    registry.private_dir(folder)
+    entry = folder / f"{os.getpid()}.json"
+    with entry.open("wb") as file:
+        file.truncate(registry.MAX_ENTRY_BYTES + 1)
+    entry.chmod(0o600)
+    assert registry.read_entries(folder) == []
+
+
 def test_a_secret_matches_only_itself_and_a_missing_one_never_does() -> None:
     secret = admission.new_secret()
     assert len(secret) >= 43 and admission.new_secret() != secret
