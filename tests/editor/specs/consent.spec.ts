@@ -9,7 +9,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { SERVER_FILESYSTEM } from "../support/paths";
 import { writeWorkspaceServers } from "../support/folders";
-import { FILESYSTEM_ROOTS, ServerLog, extensionLogLength } from "../support/serverLog";
+import { FILESYSTEM_ROOTS, ServerLog, extensionLogLength, filesystemRoots } from "../support/serverLog";
 import { auditedAnswers, expect, filesystemServer, test } from "../support/fixtures";
 import { answerPrompts, folderQuestion, setChecked, shareOnly, trustQuestion } from "../support/steps";
 import type { Workbench } from "../support/workbench";
@@ -280,7 +280,7 @@ test("Manage Shared Folders shares a second folder and takes it back", async ({ 
   await setChecked(wb, { beta: true });
   await wb.quickAccept();
   await wb.quickRow(/^Allow$/).click();
-  expect((await log.waitForLine(FILESYSTEM_ROOTS, mark))[1]).toBe("2");
+  await log.waitForLine(filesystemRoots(2), mark);
   expect(lastRootsSent(wb, FILES)).toEqual([folderUri(folders.alpha), folderUri(folders.beta)]);
   await expect(wb.status).toHaveText(/MCP 1 · 2 folders shared/);
 
@@ -289,7 +289,7 @@ test("Manage Shared Folders shares a second folder and takes it back", async ({ 
   await expect(wb.folderCheckbox("beta")).toBeChecked();
   await setChecked(wb, { beta: false });
   await wb.quickAccept();
-  expect((await log.waitForLine(FILESYSTEM_ROOTS, mark))[1]).toBe("1");
+  await log.waitForLine(filesystemRoots(1), mark);
   expect(lastRootsSent(wb, FILES)).toEqual([folderUri(folders.alpha)]);
   await expect(wb.status).toHaveText(/MCP 1 · 1 folder shared/);
   await expect(wb.toasts).toContainText("MCP Host Bridge: MCP server “files”: no longer sharing “beta”.");

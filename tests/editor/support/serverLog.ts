@@ -65,3 +65,12 @@ export function extensionLogLength(server: CodeServer): number {
 
 /** server-filesystem's report of the roots it adopted: `Updated allowed directories from MCP roots: N valid directories`. */
 export const FILESYSTEM_ROOTS = /Updated allowed directories from MCP roots: (\d+) valid directories/;
+
+/**
+ * server-filesystem's report of adopting exactly `count` roots. Under the sandbox a change of consent is told to the
+ * running server (it fetches its roots) and then enforced by a restart (the new process fetches them again), so one
+ * change can leave two reports, the second after a later mark: wait for the count expected, not for the next report.
+ */
+export function filesystemRoots(count: number): RegExp {
+  return new RegExp(`Updated allowed directories from MCP roots: ${count} valid directories`);
+}

@@ -201,13 +201,16 @@ export class Workbench {
   }
 
   /**
-   * The notification holding `text`: its toast, or its entry in the notification center, which is opened when the
-   * toast is gone (a toast hides after a while, or behind a modal dialog). Waits until the extension logged it.
+   * The notification holding `text`: its toast (kept shown: the pointer rests on it), or its entry in the notification
+   * center, which is opened when the toast is gone (behind a modal dialog). Waits until the extension logged it.
    */
   async notification(text: string): Promise<Locator> {
     await waitFor(`the notification “${text}”`, () => (this.server.extensionLog().includes(text) ? true : undefined));
     const toast = this.toasts.locator(".notification-toast", { hasText: text });
     if (await toast.isVisible()) {
+      // A toast hides by itself after a while, sooner than a loaded machine takes a screenshot, but not while the
+      // pointer is over it.
+      await toast.hover();
       return toast;
     }
     await this.runCommand("Notifications: Show Notifications");
