@@ -207,6 +207,15 @@ class Calls:
         entry.connection.passage.forget(entry.upstream, reason)
         return entry
 
+    def _abandon(self, key: tuple[bool, RequestId], reason: str) -> None:
+        """Give up a passed request that will never be answered to the agent (it cancelled it, or left)."""
+        self._give_up(key, reason)
+        self._release()
+
+    def _abandon_all(self) -> None:
+        for key in list(self._passing):
+            self._abandon(key, "the agent left")
+
     async def _expire(self) -> None:
         """Answer passed requests the server did not answer in time with the SDK's time-out error."""
         while True:
@@ -279,8 +288,7 @@ class Calls:
                     session.answer(call.id, result, done=done)
             if not answered and call.ended is not None:
                 answered = True
-                message = f"MCP Host Bridge ended the session: {call.ended}"
-                session.error(call.id, types.CONNECTION_CLOSED, message, done=done)
+                session.error(call.id, types.CONNECTION_CLOSED, _ended(call.ended), done=done)
         finally:
             del self._calls[_key(call.id)]
             if not answered and counted:
@@ -295,8 +303,7 @@ class Calls:
         """The agent cancelled ``request_id``: stop it, and answer nothing."""
         key = _key(request_id)
         if key in self._passing:
-            self._give_up(key, "the agent cancelled it")
-            self._release()
+            self._abandon(key, "the agent cancelled it")
         call = self._calls.get(key)
         if call is not None:
             call.cancelled = True
@@ -304,9 +311,7 @@ class Calls:
 
     def cancel_all(self) -> None:
         """Stop every request of the agent (it left): nothing is answered."""
-        for key in list(self._passing):
-            self._give_up(key, "the agent left")
-            self._release()
+        self._abandon_all()
         for call in list(self._calls.values()):
             call.cancelled = True
             call.scope.cancel()
@@ -315,8 +320,7 @@ class Calls:
         """Stop every request of the agent, answering each with an error that gives ``reason``."""
         for key in list(self._passing):
             entry = self._give_up(key, reason)
-            message = f"MCP Host Bridge ended the session: {reason}"
-            self._session.error(entry.id, types.CONNECTION_CLOSED, message, done=self._release)
+            self._session.error(entry.id, types.CONNECTION_CLOSED, _ended(reason), done=self._release)
         for call in list(self._calls.values()):
             call.ended = reason
             call.scope.cancel()
@@ -425,9 +429,7 @@ class Calls:
         """The session ended: the server's requests still waiting for the agent fail, and the server is told the
         agent's passed requests are cancelled."""
         self._closed = True
-        for key in list(self._passing):
-            self._give_up(key, "the agent left")
-            self._release()
+        self._abandon_all()
         for ask in self._asks.values():
             ask.answered.set()
 
@@ -447,6 +449,10 @@ async def _typed(
     if method == "prompts/get":
         return await client.get_prompt(str(params.get("name")), params.get("arguments"), meta=meta)
     return await client.read_resource(str(params.get("uri")), meta=meta, cache_mode="bypass")
+
+
+def _ended(reason: str) -> str:
+    return f"MCP Host Bridge ended the session: {reason}"
 
 
 def _not_unicode(method: str) -> str:
