@@ -45,6 +45,8 @@ _BOUND_MESSAGES: dict[Bound, str] = {
     "deadline": "Stopped searching {folder} when detection had taken {value} seconds; what was found by then is "
     "offered; raise the deadline setting to search longer.",
 }
+_RUN_BOUNDS: frozenset[Bound] = frozenset({"max_candidates"})
+"""Bounds of the whole run, not of one folder: said once, or each of 10 000 workspace folders past it gives a notice."""
 _MAX_FILE_NOTICES = 10
 """Notices about unusable manifests per detection; the rest go to the log."""
 
@@ -110,8 +112,8 @@ class Findings:
         self.opened: set[str] = set()
         """Canonical paths of the editor's workspace folders: only these may be the home folder or above it."""
         self.deadline_noticed = False
-        self.candidates_noticed = False
-        """The candidate bound was said (once per run: every later workspace folder hits it too)."""
+        self.run_noticed: set[Bound] = set()
+        """The bounds of the whole run said already (:data:`_RUN_BOUNDS`)."""
 
     def expired(self) -> bool:
         """Whether the run's deadline has passed."""
@@ -207,11 +209,10 @@ class Findings:
             scan.stopped = True
         if bound == "deadline":
             self.deadline_noticed = True
-        if bound in scan.noticed or (bound == "max_candidates" and self.candidates_noticed):
+        if bound in scan.noticed or bound in self.run_noticed:
             return
-        if bound == "max_candidates":
-            # The bound is the run's, not the folder's: said once, or 10 000 workspace folders give 10 000 notices.
-            self.candidates_noticed = True
+        if bound in _RUN_BOUNDS:
+            self.run_noticed.add(bound)
         scan.noticed.add(bound)
         value: object = getattr(self.settings, bound)
         shown = f"{value:g}" if isinstance(value, float) else value
