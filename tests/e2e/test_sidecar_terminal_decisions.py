@@ -52,6 +52,22 @@ def listed(storage: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
+async def told_allow_command(client: BridgeClient, folder: Path) -> tuple[str, list[str]]:
+    """The one notice naming a ``host-bridge consent allow`` command, and that command (which must name ``folder``)."""
+    await client.until(lambda: any("host-bridge consent allow" in m.message for m in client.messages))
+    [told] = [m for m in client.messages if "host-bridge consent allow" in m.message]
+    command = shlex.split(told.message.split("run in a terminal: ", 1)[1])
+    assert command[:3] == ["host-bridge", "consent", "allow"] and str(folder.resolve()) in command
+    return told.message, command
+
+
+async def run_and_see_it_shared(client: BridgeClient, command: list[str], folder: Path) -> None:
+    """Run the notice's ``command`` in a terminal; the running sidecar then shares ``folder`` with ``res``."""
+    done = await in_terminal(*command[1:])
+    assert done.returncode == 0, done.stderr
+    await client.until(lambda: shared_uris(client, "res") == [folder_uri(folder)])
+
+
 @pytest.mark.requirement("G6", "G1")
 @pytest.mark.asyncio
 async def test_an_editor_that_cannot_ask_is_told_the_command_and_that_command_shares_the_folder_at_once(
@@ -61,19 +77,13 @@ async def test_an_editor_that_cannot_ask_is_told_the_command_and_that_command_sh
     folder.mkdir()
     client.answer_message = not_handled
     await client.start_session([folder], options(tmp_path, {"res": resources_server()}))
-    await client.until(lambda: any("host-bridge consent allow" in m.message for m in client.messages))
 
-    [told] = [m for m in client.messages if "host-bridge consent allow" in m.message]
-    assert "'res'" in told.message and "nothing is shared" in told.message
-    command = shlex.split(told.message.split("run in a terminal: ", 1)[1])
-    assert command[:3] == ["host-bridge", "consent", "allow"] and str(folder.resolve()) in command
+    told, command = await told_allow_command(client, folder)
+    assert "'res'" in told and "nothing is shared" in told
     assert command[-2:] == ["--storage-dir", str(tmp_path / "storage")]
     assert shared_uris(client, "res") == []
 
-    done = await in_terminal(*command[1:])
-
-    assert done.returncode == 0, done.stderr
-    await client.until(lambda: shared_uris(client, "res") == [folder_uri(folder)])
+    await run_and_see_it_shared(client, command, folder)
     assert len(client.message_requests) == 1, "the folder is not asked about again"
 
 
@@ -91,18 +101,12 @@ async def test_an_editor_whose_consent_question_fails_is_told_the_command_and_th
     folder.mkdir()
     client.answer_consent = consent_prompt_failed
     await client.start_session([folder], options(tmp_path, {"res": resources_server()}), consent_ui=True)
-    await client.until(lambda: any("host-bridge consent allow" in m.message for m in client.messages))
 
-    [told] = [m for m in client.messages if "host-bridge consent allow" in m.message]
-    assert "could not ask" in told.message and "'res'" in told.message and "nothing is shared" in told.message
-    command = shlex.split(told.message.split("run in a terminal: ", 1)[1])
-    assert command[:3] == ["host-bridge", "consent", "allow"] and str(folder.resolve()) in command
+    told, command = await told_allow_command(client, folder)
+    assert "could not ask" in told and "'res'" in told and "nothing is shared" in told
     assert shared_uris(client, "res") == []
 
-    done = await in_terminal(*command[1:])
-
-    assert done.returncode == 0, done.stderr
-    await client.until(lambda: shared_uris(client, "res") == [folder_uri(folder)])
+    await run_and_see_it_shared(client, command, folder)
     assert len(client.asks) == 1, "the folder is not asked about again"
 
 

@@ -312,6 +312,10 @@ async def test_a_server_entry_that_attaches_back_to_host_bridge_is_skipped_with_
     assert all("host_bridge's own `attach`" in p.message for p in loaded.problems)
 
 
+SLOW_CALL = {"name": "slow", "arguments": {"steps": 0}}
+"""A call of the fixture server's ``slow`` tool that runs until it is cancelled."""
+
+
 class RawAgent:
     """An agent speaking JSON lines to a real ``attach`` process over pipes (as an agent starts it)."""
 
@@ -334,8 +338,12 @@ class RawAgent:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
-    async def request(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ask(self, request_id: int, method: str, params: dict[str, Any]) -> None:
+        """Send a request, without waiting for its answer."""
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+    async def request(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        await self.ask(request_id, method, params)
         answer = json.loads(await self.line())
         assert answer["id"] == request_id, answer
         return answer["result"]
@@ -386,7 +394,7 @@ async def test_a_killed_attach_ends_its_session_cancels_its_call_and_the_agent_s
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
-                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow"}})
+                await agent.ask(2, "tools/call", {"name": "slow"})
                 slow = await record_line(record, lambda e: "slow" in e)
                 agent.process.kill()
                 # Its call is answered with an error (the session ended), then its stdout closes.
@@ -620,9 +628,9 @@ async def test_an_agent_past_its_limit_of_requests_in_progress_is_refused_at_onc
                 await flooding.initialize()
                 for request_id in range(10, 14):
                     params = {"name": "slow", "arguments": {"steps": 0}}
-                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+                    await flooding.ask(request_id, "tools/call", params)
                 await record_line(record, lambda e: len([r for r in records(record) if "slow" in r]) == 4)
-                await flooding.send({"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "echo"}})
+                await flooding.ask(14, "tools/call", {"name": "echo"})
                 refused = json.loads(await flooding.line())
                 assert refused["id"] == 14
                 assert "4 requests in progress" in refused["error"]["message"]
@@ -674,7 +682,7 @@ async def test_a_request_holding_a_string_that_is_not_unicode_is_refused_as_inva
             with anyio.fail_after(WAIT):
                 await agent.initialize()
                 params = {"name": "echo", "arguments": {"text": "\ud800"}}
-                await agent.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+                await agent.ask(2, "tools/call", params)
                 refused = json.loads(await agent.line())
                 assert refused["id"] == 2 and refused["error"]["code"] == types.INVALID_PARAMS
                 assert "not Unicode" in refused["error"]["message"]
@@ -804,7 +812,7 @@ async def test_an_agent_that_sends_requests_and_never_reads_holds_a_bounded_amou
                 request_id = 100
                 while True:
                     request_id += 1
-                    await flooding.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+                    await flooding.ask(request_id, "tools/call", params)
 
             tasks.start_soon(flood)
             with anyio.fail_after(WAIT):
@@ -875,8 +883,7 @@ async def test_a_call_without_progress_is_passed_as_a_frame_and_the_agents_cance
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
-                slow_call = {"name": "slow", "arguments": {"steps": 0}}
-                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                await agent.ask(7, "tools/call", SLOW_CALL)
                 slow = await record_line(record, lambda e: "slow" in e)
                 assert str(slow["slow"]).startswith("host-bridge-pass-")
                 cancel = {"requestId": 7, "reason": "no longer needed"}
@@ -899,8 +906,7 @@ async def test_a_passed_call_past_the_request_timeout_is_answered_with_a_time_ou
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
-                slow_call = {"name": "slow", "arguments": {"steps": 0}}
-                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                await agent.ask(7, "tools/call", SLOW_CALL)
                 answer = json.loads(await agent.line())
                 assert answer["id"] == 7
                 assert answer["error"]["code"] == types.REQUEST_TIMEOUT
@@ -931,15 +937,14 @@ async def test_a_passed_call_in_progress_when_its_server_restarts_is_answered_wi
         async with agent.process:
             with anyio.fail_after(WAIT):
                 await agent.initialize()
-                slow_call = {"name": "slow", "arguments": {"steps": 0}}
-                await agent.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow_call})
+                await agent.ask(7, "tools/call", SLOW_CALL)
                 await record_line(record, lambda e: "slow" in e)
                 harness.hub.connection("tools").restart()
                 answer = json.loads(await agent.line())
                 assert answer["id"] == 7
                 assert answer["error"]["code"] == types.CONNECTION_CLOSED
                 echo = {"name": "echo", "arguments": {"text": "after"}}
-                await agent.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": echo})
+                await agent.ask(8, "tools/call", echo)
                 # The restart's list_changed notifications may come first.
                 while "id" not in (message := json.loads(await agent.line())):
                     assert message["method"].endswith("/list_changed")
